@@ -1,0 +1,161 @@
+"""What graders write checks with: calls into the sandbox and expectations.
+
+A grader calls student code through :class:`Lab` and gets a :class:`Got`: the
+value plus the words that describe the call. Every expectation that does not
+hold raises :class:`CheckFailed` with a message from the one template in
+:mod:`autograder.messages`, with the likely mistake when the value matches a
+known wrong answer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping, NoReturn
+
+import numpy as np
+
+from autograder import diagnose, messages
+from autograder.diagnose.catalog import MISTAKES
+from autograder.sandbox.client import Sandbox, StudentCallError
+from autograder.sandbox.protocol import Unsupported
+from autograder.tasks import Step
+
+# A correct float32 implementation lands well inside these; every known mistake far outside.
+RTOL, ATOL = 1e-4, 1e-6
+
+
+class CheckFailed(AssertionError):
+    """A check that did not hold; ``mistake`` is the recognised mistake's id, if any."""
+
+    def __init__(self, message: str, mistake: str | None = None) -> None:
+        super().__init__(message)
+        self.message, self.mistake = message, mistake
+
+
+@dataclass
+class Got:
+    """A value that came back from student code, and the call that produced it."""
+
+    step: Step
+    call: str
+    value: Any
+    output: str = field(default="", repr=False)
+
+    def fail(self, expected: str, got: str, mistake_id: str | None = None) -> NoReturn:
+        text = MISTAKES[mistake_id].text if mistake_id else None
+        raise CheckFailed(messages.failure(self.step, self.call, expected, got, text), mistake_id)
+
+    def with_value(self, value: Any) -> "Got":
+        """The same call with a value derived from it (e.g. the unmasked entries)."""
+        return Got(self.step, self.call, value, self.output)
+
+    def parts(self, *names: str) -> list["Got"]:
+        """The entries of a returned tuple, e.g. ``output, weights = got.parts("output", "weights")``."""
+        value = self.value
+        if not isinstance(value, (tuple, list)) or len(value) != len(names):
+            self.fail(f"a tuple of {len(names)} ({', '.join(names)})", describe(value))
+        return [Got(self.step, f"{self.call} -> {name}", v, self.output) for name, v in zip(names, value)]
+
+    def array(self, shape: tuple[int, ...] | None = None) -> np.ndarray:
+        """The value as a numeric array (numpy or torch), of ``shape`` if given."""
+        value = self.value
+        if not isinstance(value, np.ndarray) or value.dtype.kind not in "biuf":
+            self.fail("an array" + (f" of shape {shape}" if shape else ""), describe(value))
+        if shape is not None and value.shape != tuple(shape):
+            self.fail(f"an array of shape {tuple(shape)}", f"shape {value.shape}")
+        return value
+
+    def number(self) -> float:
+        """The value as a real number (Python or numpy scalar, or a 0-d array)."""
+        value = self.value
+        if isinstance(value, np.ndarray) and value.shape == () and value.dtype.kind in "iuf":
+            return float(value)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+        self.fail("a number", describe(value))
+
+
+def describe(value: Any) -> str:
+    """How a returned value is named in a message when its kind is wrong."""
+    if isinstance(value, np.ndarray):
+        return f"an array of dtype {value.dtype} and shape {value.shape}"
+    if isinstance(value, Unsupported):
+        return f"an object of type {value.type_name}"
+    if isinstance(value, (tuple, list)):
+        return f"a {type(value).__name__} of {len(value)} items"
+    if value is None:
+        return "None"
+    return f"{type(value).__name__} {messages.short(value)}"
+
+
+class Lab:
+    """The submission's modules for one step, reached through a sandbox."""
+
+    def __init__(self, sandbox: Sandbox, step: Step) -> None:
+        self.sandbox, self.step = sandbox, step
+
+    def _split(self, function: str) -> tuple[str, str]:
+        module, _, name = function.rpartition(".")
+        return module or self.step.module, name
+
+    def call(self, function: str, *args: Any, text: str, **kwargs: Any) -> Got:
+        """Call ``function`` (``"name"`` in this step's module, or ``"module.name"``).
+
+        ``text`` describes the call and its inputs for messages, e.g.
+        ``"softmax(x) with the worked example's scaled scores"``.
+        """
+        module, name = self._split(function)
+        try:
+            value = self.sandbox.call(module, name, *args, **kwargs)
+        except StudentCallError as error:
+            Got(self.step, text, None, error.output).fail("a result", f"no result: {name} {error.reason}")
+        return Got(self.step, text, value)
+
+    def probe(self, name: str, *args: Any, text: str, module: str | None = None) -> Got:
+        """Run the child-side probe ``name`` (see :mod:`autograder.sandbox.probes`)."""
+        try:
+            value = self.sandbox.probe(name, module or self.step.module, *args)
+        except StudentCallError as error:
+            Got(self.step, text, None, error.output).fail("a result", f"no result: it {error.reason}")
+        return Got(self.step, text, value)
+
+    def raises(self, function: str, *args: Any, text: str, error: str = "ValueError", keywords: Iterable[str], problem: str, **kwargs: Any) -> None:
+        """Expect ``function(*args)`` to raise ``error`` with a message naming ``problem``.
+
+        The message must contain one of ``keywords`` (case-insensitive).
+        """
+        module, name = self._split(function)
+        expected = f"{error} naming the problem ({problem})"
+        got_text = None
+        try:
+            value = self.sandbox.call(module, name, *args, **kwargs)
+            got_text = f"no error (it returned {describe(value)})"
+        except StudentCallError as failure:
+            reason = failure.reason
+            raised = reason.removeprefix("raised ")
+            if not reason.startswith("raised ") or not raised.startswith(f"{error}:") and raised.split(" (")[0] != error:
+                got_text = f"no {error}: {name} {reason}"
+            elif not any(k.lower() in raised.lower() for k in keywords):
+                got_text = f"{raised}, a message that does not name the problem"
+        if got_text is not None:
+            Got(self.step, text, None).fail(expected, got_text)
+
+
+def expect_close(got: Got, expected: Any, *, wrong: Mapping[str, Any] | None = None, rtol: float = RTOL, atol: float = ATOL) -> np.ndarray:
+    """Expect an array equal to ``expected`` within tolerance; diagnose against ``wrong``."""
+    expected = np.asarray(expected, dtype=float)
+    array = got.array(expected.shape).astype(float)
+    same_inf = np.array_equal(np.isinf(array), np.isinf(expected)) and np.array_equal(np.sign(array[np.isinf(array)]), np.sign(expected[np.isinf(expected)]))
+    finite = np.isfinite(expected)
+    if same_inf and np.allclose(array[finite], expected[finite], rtol=rtol, atol=atol) and not np.isnan(array).any():
+        return array
+    mistake = diagnose.identify(array, wrong or {})
+    got.fail(messages.short(expected), messages.short(array) + messages.worst_entry(array, expected), mistake)
+
+
+def expect_that(got: Got, holds: bool, expected: str, got_text: str, *, value: Any = None, wrong: Mapping[str, Any] | None = None) -> None:
+    """Expect a property; when it fails, diagnose ``value`` against ``wrong``."""
+    if holds:
+        return
+    mistake = diagnose.identify(np.asarray(value), wrong) if value is not None and wrong else None
+    got.fail(expected, got_text, mistake)

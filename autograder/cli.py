@@ -1,0 +1,127 @@
+"""``attnlab``: the kit's commands, a thin layer over the engine's functions.
+
+Exit status: 0 whenever grading ran, whatever the score; 2 for usage errors;
+3 when the graders themselves failed (a report is still written if possible).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from autograder import cases, engine, stubs, tasks
+from autograder.report import render
+from autograder.sandbox.client import Limits
+
+EXIT_OK, EXIT_USAGE, EXIT_INTERNAL = 0, 2, 3
+DEFAULT_FOLDER = Path("assignments") / tasks.LAB
+
+
+def kit_root() -> Path | None:
+    """The instructor kit (holding ``hidden/`` and ``solutions/``): ATTNLAB_KIT, the source tree, or the current folder."""
+    candidates = [Path(os.environ["ATTNLAB_KIT"])] if os.environ.get("ATTNLAB_KIT") else [Path(__file__).resolve().parents[1], Path.cwd()]
+    return next((c for c in candidates if (c / "hidden" / tasks.LAB).is_dir()), None)
+
+
+def _secret(args: argparse.Namespace) -> tuple[str, bool]:
+    if args.secret_file:
+        return Path(args.secret_file).read_text(encoding="utf-8").strip(), False
+    if os.environ.get("ATTNLAB_SECRET"):
+        return os.environ["ATTNLAB_SECRET"], False
+    return engine.DEFAULT_SECRET, True
+
+
+def grade_command(args: argparse.Namespace) -> int:
+    folder = Path(args.folder)
+    if not folder.is_dir():
+        print(f"attnlab grade: {folder} is not a folder (give the folder that holds softmax.py, scaling.py, ...)", file=sys.stderr)
+        return EXIT_USAGE
+    root = kit_root()
+    hidden = None if args.public_only else Path(args.hidden) if args.hidden else (root / "hidden" / tasks.LAB if root else None)
+    reference = Path(args.reference) if args.reference else (root / "solutions" / tasks.LAB if root else None)
+    secret, default_secret = _secret(args)
+    identity = args.student or folder.resolve().name
+    seed = args.seed if args.seed is not None else engine.seed_for(secret, identity)
+    limits = Limits(call_timeout_s=args.timeout) if args.timeout else Limits()
+    options = engine.GradeOptions(
+        submission=folder,
+        hidden=hidden,
+        reference=reference,
+        seed=seed,
+        public_only=hidden is None,
+        steps=tuple(args.step) if args.step else None,
+        limits=limits,
+    )
+    try:
+        report = engine.grade(options)
+    except engine.GradingError as error:
+        print(f"attnlab grade: the graders failed: {error}", file=sys.stderr)
+        return EXIT_INTERNAL
+    if hidden is not None and default_secret and args.seed is None:
+        report = engine.with_note(report, engine.NOTE_DEFAULT_SECRET)
+    print(render.table(report))
+    if args.json:
+        Path(args.json).write_text(render.gradescope_json(report), encoding="utf-8")
+    return EXIT_INTERNAL if report.internal_errors else EXIT_OK
+
+
+def stubs_command(args: argparse.Namespace) -> int:
+    solutions, assignments = Path(args.solutions), Path(args.assignments)
+    if args.check:
+        stale = stubs.drift(solutions, assignments)
+        for path in stale:
+            print(f"stale stub: {path} (run: attnlab stubs)")
+        return 1 if stale else EXIT_OK
+    for path in stubs.write(solutions, assignments):
+        print(f"wrote {path}")
+    return EXIT_OK
+
+
+def snapshot_command(args: argparse.Namespace) -> int:
+    from autograder.reference import Reference
+
+    ref = Reference(Path(args.reference), tasks.MODULES)
+    target = Path(cases.__file__).parent / "data" / cases.SNAPSHOT
+    target.write_bytes(cases.snapshot_bytes(cases.build_snapshot(ref)))
+    print(f"wrote {target}")
+    return EXIT_OK
+
+
+def parser() -> argparse.ArgumentParser:
+    main = argparse.ArgumentParser(prog="attnlab", description="Autograder kit for the attention lab (lab 7).")
+    sub = main.add_subparsers(dest="command", required=True)
+
+    grade = sub.add_parser("grade", help="grade a submission folder and print the per-step table")
+    grade.add_argument("folder", nargs="?", default=str(DEFAULT_FOLDER), help=f"the submission folder (default: {DEFAULT_FOLDER})")
+    grade.add_argument("--json", metavar="PATH", help="also write a Gradescope results.json to PATH")
+    grade.add_argument("--public-only", action="store_true", help="grade as a student's release would: public checks only")
+    grade.add_argument("--hidden", metavar="DIR", help="folder of the hidden graders (default: the kit's hidden/lab07_attention)")
+    grade.add_argument("--reference", metavar="DIR", help="folder of the reference solution (default: the kit's solutions/lab07_attention)")
+    grade.add_argument("--secret-file", metavar="PATH", help="file holding the course secret (default: $ATTNLAB_SECRET)")
+    grade.add_argument("--student", metavar="ID", help="the submission's identity for the hidden seed (default: the folder's name)")
+    grade.add_argument("--seed", type=int, help="hidden-input seed to reproduce a report (printed in every report)")
+    grade.add_argument("--step", action="append", choices=list(tasks.BY_ID), help="grade only this step (repeatable)")
+    grade.add_argument("--timeout", type=float, help="seconds a single call into student code may take (default: 10)")
+    grade.set_defaults(run=grade_command)
+
+    stub = sub.add_parser("stubs", help="generate the student stubs from the solutions")
+    stub.add_argument("--solutions", default=str(Path("solutions") / tasks.LAB))
+    stub.add_argument("--assignments", default=str(DEFAULT_FOLDER))
+    stub.add_argument("--check", action="store_true", help="only report stubs that differ from generation (exit 1)")
+    stub.set_defaults(run=stubs_command)
+
+    snap = sub.add_parser("snapshot", help="regenerate the public checks' snapshot of reference and wrong answers")
+    snap.add_argument("--reference", default=str(Path("solutions") / tasks.LAB))
+    snap.set_defaults(run=snapshot_command)
+    return main
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    return args.run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

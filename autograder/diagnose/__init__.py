@@ -1,0 +1,36 @@
+"""Known wrong answers, computed from the reference, and matching them.
+
+For each step a module here lists its mistakes (:class:`Mistake`: an id and a
+sentence for the student) and functions that compute, for given inputs, what
+each mistake would return. A failed check compares the student's value with
+those wrong answers; the first one that matches names the mistake.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Mistake:
+    id: str
+    text: str  # finishes "Likely mistake: ..."
+
+
+def matches(got: np.ndarray, wrong: np.ndarray, rtol: float = 1e-4, atol: float = 1e-6) -> bool:
+    """Whether ``got`` is (to float32 rounding) the wrong answer ``wrong``; NaN matches NaN."""
+    got, wrong = np.asarray(got), np.asarray(wrong)
+    if got.shape != wrong.shape or got.dtype.kind not in "biuf" or wrong.dtype.kind not in "biuf":
+        return False
+    return bool(np.allclose(got.astype(float), wrong.astype(float), rtol=rtol, atol=atol, equal_nan=True))
+
+
+def identify(got: np.ndarray, wrong_answers: Mapping[str, np.ndarray]) -> str | None:
+    """The id of the first mistake whose wrong answer equals ``got``, if any."""
+    for mistake_id, wrong in wrong_answers.items():
+        if matches(got, wrong):
+            return mistake_id
+    return None

@@ -1,0 +1,211 @@
+"""Grade one submission folder: run the grader files under pytest, collect a report.
+
+The graders are pytest files whose checks carry ``@pytest.mark.points(n)``
+and whose module names the step with ``pytestmark = pytest.mark.step(id)``.
+The public ones ship in ``autograder/graders/``; the hidden ones are handed in
+by path. Pytest runs in this process with no conftest loaded and no cache
+written; student code runs only in the sandboxed child behind the ``lab``
+fixture. The core returns a :class:`GradeReport` and never prints.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import time
+import zlib
+from contextlib import redirect_stderr, redirect_stdout
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Iterator
+
+import numpy as np
+import pytest
+
+from autograder import tasks
+from autograder.checking import CheckFailed, Lab
+from autograder.reference import Reference
+from autograder.report.model import CheckResult, GradeReport, StepResult
+from autograder.sandbox.client import Limits, Sandbox
+
+PUBLIC_GRADERS = Path(__file__).parent / "graders" / tasks.LAB
+DEFAULT_SECRET = "attnlab-default-secret"
+NOTE_DEFAULT_SECRET = "hidden inputs were drawn with the kit's default secret; set ATTNLAB_SECRET (or --secret-file) so students cannot predict them"
+NOTE_NO_HIDDEN = "no hidden graders were found, so only the public checks ran"
+INTERNAL = "The grader itself failed on this check ({error}); this is not your mistake, tell your instructor."
+
+
+class GradingError(Exception):
+    """The graders themselves are inconsistent (points, markers); not a student's fault."""
+
+
+@dataclass(frozen=True)
+class GradeOptions:
+    """Where the submission, the hidden graders and the reference are, and how to draw."""
+
+    submission: Path
+    hidden: Path | None = None
+    reference: Path | None = None
+    seed: int | None = None
+    public_only: bool = False
+    steps: tuple[str, ...] | None = None
+    limits: Limits = field(default_factory=Limits)
+
+
+def seed_for(secret: str, identity: str) -> int:
+    """The hidden-input seed of one submission: unknowable without the course secret."""
+    return int.from_bytes(hashlib.sha256(f"{secret}\0{identity}".encode()).digest()[:6], "big")
+
+
+class GradingPlugin:
+    """Pytest plugin: provides the graders' fixtures and records each check's result."""
+
+    def __init__(self, options: GradeOptions) -> None:
+        self.options = options
+        self.results: dict[str, CheckResult] = {}
+        self.order: list[str] = []
+        self._reference: Reference | None = None
+
+    # -- configuration and collection --------------------------------------
+    def pytest_configure(self, config: pytest.Config) -> None:
+        config.addinivalue_line("markers", "points(n): points this check is worth")
+        config.addinivalue_line("markers", "step(id): the lab step of the checks in this module")
+
+    def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+        wanted = set(self.options.steps or tasks.BY_ID)
+        kept = [item for item in items if _step_of(item).id in wanted]
+        kept.sort(key=lambda item: (tasks.STEPS.index(_step_of(item)), self._is_hidden(item)))
+        items[:] = kept
+        self.order = [item.nodeid for item in kept]
+        self._check_points(kept)
+
+    def _check_points(self, items: list[pytest.Item]) -> None:
+        sums: dict[tuple[str, bool], float] = {}
+        for item in items:
+            key = (_step_of(item).id, self._is_hidden(item))
+            sums[key] = sums.get(key, 0.0) + _points_of(item)
+        for step in tasks.STEPS:
+            if self.options.steps and step.id not in self.options.steps:
+                continue
+            expectations = [(False, step.public_points)] + ([(True, step.hidden_points)] if self.options.hidden else [])
+            for hidden, points in expectations:
+                found = sums.get((step.id, hidden), 0.0)
+                if abs(found - points) > 1e-9:
+                    kind = "hidden" if hidden else "public"
+                    raise GradingError(f"the {kind} checks of step {step.id!r} carry {found:g} points, the registry says {points:g}")
+
+    def _is_hidden(self, item: pytest.Item) -> bool:
+        hidden = self.options.hidden
+        return hidden is not None and Path(str(item.path)).resolve().is_relative_to(hidden.resolve())
+
+    # -- fixtures -----------------------------------------------------------
+    @pytest.fixture(scope="module")
+    def lab(self, request: pytest.FixtureRequest) -> Iterator[Lab]:
+        """The submission, for the step of this grader file, through a fresh sandbox."""
+        step = _step_of(request.node)
+        with Sandbox(self.options.submission, self.options.limits) as sandbox:
+            yield Lab(sandbox, step)
+
+    @pytest.fixture(scope="session")
+    def ref(self) -> Reference:
+        """The reference solution (hidden graders only; never shipped to students)."""
+        if self._reference is None:
+            if self.options.reference is None:
+                raise GradingError("the hidden graders need the reference solution; pass --reference")
+            self._reference = Reference(self.options.reference, tasks.MODULES)
+        return self._reference
+
+    @pytest.fixture
+    def rng(self, request: pytest.FixtureRequest) -> np.random.Generator:
+        """Hidden inputs for this check: the submission's seed and the check's own name."""
+        if self.options.seed is None:
+            raise GradingError("hidden checks need a seed")
+        return np.random.default_rng([self.options.seed, zlib.crc32(request.node.name.encode())])
+
+    # -- results ------------------------------------------------------------
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo) -> Iterator[None]:
+        outcome = yield
+        report = outcome.get_result()
+        if report.when == "call" or (report.when == "setup" and not report.passed):
+            self.results[item.nodeid] = self._result(item, call, report)
+
+    def _result(self, item: pytest.Item, call: pytest.CallInfo, report: pytest.TestReport) -> CheckResult:
+        step = _step_of(item)
+        common = dict(step=step.id, name=item.name, title=_title(item), points=_points_of(item), hidden=self._is_hidden(item))
+        if report.passed:
+            return CheckResult(passed=True, **common)
+        error = call.excinfo.value if call.excinfo else None
+        if isinstance(error, CheckFailed):
+            return CheckResult(passed=False, message=error.message, mistake=error.mistake, **common)
+        detail = f"{type(error).__name__}: {error}" if error is not None else report.longreprtext.splitlines()[-1:]
+        return CheckResult(passed=False, message=INTERNAL.format(error=str(detail)[:300]), internal_error=True, **common)
+
+
+def _step_of(item: pytest.Item) -> tasks.Step:
+    marker = item.get_closest_marker("step")
+    if marker is None:
+        raise GradingError(f"{item.nodeid} has no step marker (pytestmark = pytest.mark.step(id))")
+    return tasks.step(marker.args[0])
+
+
+def _points_of(item: pytest.Item) -> float:
+    marker = item.get_closest_marker("points")
+    if marker is None:
+        raise GradingError(f"{item.nodeid} has no points marker")
+    return float(marker.args[0])
+
+
+def _title(item: pytest.Item) -> str:
+    function = getattr(item, "function", None)
+    doc = (function.__doc__ or "").strip().splitlines() if function else []
+    title = doc[0].rstrip(".") if doc else item.name.removeprefix("test_").replace("_", " ")
+    callspec = getattr(item, "callspec", None)
+    return f"{title} [{callspec.id}]" if callspec else title
+
+
+def grade(options: GradeOptions) -> GradeReport:
+    """Run every applicable grader on ``options.submission`` and return the report."""
+    started = time.perf_counter()
+    plugin = GradingPlugin(options)
+    paths = [str(PUBLIC_GRADERS)] + ([str(options.hidden)] if options.hidden else [])
+    args = [
+        *paths,
+        "-c", str(PUBLIC_GRADERS / "pytest.ini"),
+        "--rootdir", str(PUBLIC_GRADERS),
+        "--noconftest",
+        "-p", "no:cacheprovider",
+        "-p", "no:randomly",
+        "-s",
+        "-q",
+        "--strict-markers",
+    ]  # fmt: skip
+    sink = io.StringIO()
+    with redirect_stdout(sink), redirect_stderr(sink):
+        code = pytest.main(args, plugins=[plugin])
+    if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+        raise GradingError(f"the graders could not run (pytest exit {int(code)}):\n{sink.getvalue()[-3000:]}")
+    steps = []
+    for step in tasks.STEPS:
+        checks = tuple(plugin.results[n] for n in plugin.order if n in plugin.results and plugin.results[n].step == step.id)
+        if checks:
+            steps.append(StepResult(step, checks))
+    missing = [n for n in plugin.order if n not in plugin.results]
+    if missing:
+        raise GradingError(f"no result for {len(missing)} checks, e.g. {missing[0]}")
+    notes = []
+    if options.hidden is None and not options.public_only:
+        notes.append(NOTE_NO_HIDDEN)
+    return GradeReport(
+        submission=str(options.submission),
+        steps=tuple(steps),
+        public_only=options.hidden is None,
+        seed=options.seed if options.hidden else None,
+        notes=tuple(notes),
+        seconds=time.perf_counter() - started,
+    )
+
+
+def with_note(report: GradeReport, note: str) -> GradeReport:
+    """The same report with one more note."""
+    return replace(report, notes=(*report.notes, note))

@@ -1,0 +1,126 @@
+"""Public checks of step 2, scaled dot-product attention: the worked example, shapes and bad inputs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from autograder import cases, chapter
+from autograder.checking import Lab, expect_close
+
+pytestmark = pytest.mark.step("scaling")
+
+X, W_Q, W_K, W_V = cases.X, cases.W_Q, cases.W_K, cases.W_V
+Q, K, V = cases.Q_CH, cases.K_CH, cases.V_CH
+WORKED = "with the worked example's Q, K, V (3 tokens, d_k = 2)"
+
+
+@pytest.mark.points(1)
+def test_project(lab: Lab) -> None:
+    """project(X, W_Q, W_K, W_V) gives the chapter's Q, K and V"""
+    got = lab.call("project", X, W_Q, W_K, W_V, text="project(X, W_Q, W_K, W_V) with the worked example's matrices")
+    wrong = cases.wrong("project_worked", 0)
+    for part, entry in zip(got.parts("Q", "K", "V"), ("T72-Q", "T72-K", "T72-V")):
+        expect_close(part, chapter.value(entry), wrong=wrong if entry == "T72-Q" else None)
+
+
+@pytest.mark.points(1)
+def test_scores(lab: Lab) -> None:
+    """scores(Q, K) is the chapter's Q K^T (rows are the querying tokens)"""
+    got = lab.call("scores", Q, K, text=f"scores(Q, K) {WORKED}")
+    expect_close(got, chapter.value("T72-QKT"), wrong=cases.wrong("scores_worked"))
+
+
+@pytest.mark.points(2)
+def test_scaled_scores(lab: Lab) -> None:
+    """scaled_scores(Q, K) divides Q K^T by sqrt(d_k)"""
+    got = lab.call("scaled_scores", Q, K, text=f"scaled_scores(Q, K) {WORKED}")
+    expect_close(got, chapter.value("T72-scaled"), wrong=cases.wrong("scaled_worked"))
+
+
+@pytest.mark.points(2)
+def test_worked_example_weights(lab: Lab) -> None:
+    """The worked example's attention matrix, with the içti row [0.4230, 0.5012, 0.0759]"""
+    got = lab.call("attention", Q, K, V, text=f"attention(Q, K, V) {WORKED}")
+    _, weights = got.parts("output", "weights")
+    expect_close(weights, chapter.value("T72-A"), wrong=cases.wrong("attention_worked", 1))
+
+
+@pytest.mark.points(2)
+def test_worked_example_output(lab: Lab) -> None:
+    """The worked example's output A V"""
+    got = lab.call("attention", Q, K, V, text=f"attention(Q, K, V) {WORKED}")
+    output, _ = got.parts("output", "weights")
+    expect_close(output, chapter.value("T72-AV"), wrong=cases.wrong("attention_worked", 0))
+
+
+@pytest.mark.points(1)
+def test_without_projections(lab: Lab) -> None:
+    """Without projections, X X^T / sqrt(4) gives the içti row [0.2825, 0.2940, 0.4235]"""
+    got = lab.call("scores", X, X, text="scores(X, X) with the three raw token vectors")
+    expect_close(got, chapter.value("T712-XXT"))
+    got = lab.call("attention", X, X, X, text="attention(X, X, X) with the three raw token vectors (d_k = 4)")
+    _, weights = got.parts("output", "weights")
+    expect_close(weights, chapter.value("T712-noproj-full"))
+
+
+@pytest.mark.points(1)
+def test_one_head_with_gradients_example(lab: Lab) -> None:
+    """The two-token head of the gradients section: A and O"""
+    Q2, K2, V2 = (chapter.inputs(n) for n in ("RU_Q", "RU_K", "RU_V"))
+    got = lab.call("attention", Q2, K2, V2, text="attention(Q, K, V) with Q = [[0, 3], [2, -1]], K = [[3, 0], [-1, 2]], V = [[3, -3], [1, 3]]")
+    output, weights = got.parts("output", "weights")
+    expect_close(weights, chapter.value("RU-A"))
+    expect_close(output, chapter.value("RU-O"))
+    got = lab.call("scaled_scores", np.array([[1.0, 0.0]]), np.eye(2), text="scaled_scores(q, K) with q = [1, 0], K = I (d_k = 2)")
+    expect_close(got, [[2**-0.5, 0.0]])
+
+
+@pytest.mark.points(1)
+def test_batch_axes_and_wider_values(lab: Lab) -> None:
+    """Batch axes are kept and d_v may differ from d_k"""
+    Qb, Kb, Vb = cases.INPUTS["Qb"], cases.INPUTS["Kb"], cases.INPUTS["Vb"]
+    got = lab.call("attention", Qb, Kb, Vb, text="attention(Q, K, V) with Q (2, 3, 4, 5), K (2, 3, 6, 5), V (2, 3, 6, 7)")
+    output, weights = got.parts("output", "weights")
+    expect_close(weights, cases.expected("attention_batch", 1), wrong=cases.wrong("attention_batch", 1))
+    expect_close(output, cases.expected("attention_batch", 0), wrong=cases.wrong("attention_batch", 0))
+    rng = np.random.default_rng(7)
+    q, k, v = rng.normal(size=(4, 7, 3)), rng.normal(size=(4, 7, 3)), rng.normal(size=(4, 7, 5))
+    got = lab.call("attention", q, k, v, text="attention(Q, K, V) with Q, K of shape (4, 7, 3) and V of shape (4, 7, 5)")
+    output, _ = got.parts("output", "weights")
+    output.array((4, 7, 5))
+
+
+@pytest.mark.points(1)
+def test_single_token(lab: Lab) -> None:
+    """A single token attends to itself with weight 1 and returns its value [5, -2]"""
+    got = lab.call("attention", np.array([[0.3, -1.2]]), np.array([[2.0, 0.7]]), np.array([[5.0, -2.0]]), text="attention(q, k, v) with one token, v = [5, -2]")
+    output, weights = got.parts("output", "weights")
+    expect_close(weights, [[1.0]])
+    expect_close(output, [[5.0, -2.0]])
+
+
+@pytest.mark.points(0.5)
+def test_empty_batch(lab: Lab) -> None:
+    """An empty batch gives empty results of the right shapes"""
+    got = lab.call("attention", np.zeros((0, 2, 3)), np.zeros((0, 2, 3)), np.zeros((0, 2, 3)), text="attention(Q, K, V) with an empty batch, shapes (0, 2, 3)")
+    output, weights = got.parts("output", "weights")
+    output.array((0, 2, 3))
+    weights.array((0, 2, 2))
+
+
+BAD_SHAPES = {
+    "rank below 2": ((np.ones(3), np.ones((2, 3)), np.ones((2, 3))), ("rank", "dimension", "ndim", "2-d", "2d", "at least 2", "axes", "matrix", "matrices")),
+    "batch axes that differ": ((np.ones((2, 3, 4)), np.ones((3, 3, 4)), np.ones((3, 3, 4))), ("batch",)),
+    "K and V token counts that differ": ((np.ones((3, 4)), np.ones((5, 4)), np.ones((6, 4))), ("token", "n_k", "count", "length", "rows", "number of keys", "number of values")),
+    "Q and K widths that differ": ((np.ones((3, 4)), np.ones((3, 5)), np.ones((3, 5))), ("width", "d_k", "feature", "last axis", "last dim", "column", "dimension")),
+    "zero key tokens": ((np.ones((3, 4)), np.ones((0, 4)), np.ones((0, 4))), ("zero", "empty", "no key", "at least one", "n_k")),
+}
+
+
+@pytest.mark.points(0.5)
+@pytest.mark.parametrize("problem", list(BAD_SHAPES))
+def test_bad_shapes_raise(lab: Lab, problem: str) -> None:
+    """Bad shapes raise ValueError naming the problem"""
+    (q, k, v), keywords = BAD_SHAPES[problem]
+    lab.raises("attention", q, k, v, text=f"attention(Q, K, V) with {problem}: Q {q.shape}, K {k.shape}, V {v.shape}", keywords=keywords, problem=problem)

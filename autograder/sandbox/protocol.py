@@ -1,0 +1,167 @@
+"""Wire format between the grader and the sandboxed child.
+
+One message is a JSON header frame followed by zero or more ``.npy`` frames,
+each frame a 4-byte big-endian length and its bytes. Values are encoded as a
+small tree of JSON numbers, strings, lists and ``{"array": i}`` references to
+the npy frames. Arrays are read back with ``allow_pickle=False``: nothing that
+crosses from the child is unpickled or evaluated.
+
+This module is imported by both sides, so it uses only the standard library
+and numpy.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import struct
+from typing import Any, BinaryIO
+
+import numpy as np
+
+HEADER = struct.Struct(">I")
+MAX_HEADER_BYTES = 1 << 20  # the JSON part: numbers, short strings, output
+
+
+class ProtocolError(Exception):
+    """The other side sent something that is not a well-formed message."""
+
+
+class AsTorch:
+    """Marks an argument the child must hand to student code as a torch tensor."""
+
+    def __init__(self, array: np.ndarray) -> None:
+        self.array = np.asarray(array)
+
+
+class Unsupported:
+    """Stands for a returned object the grader cannot receive (only its type name crosses)."""
+
+    def __init__(self, type_name: str) -> None:
+        self.type_name = type_name
+
+    def __repr__(self) -> str:
+        return f"<object of type {self.type_name}>"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Unsupported) and other.type_name == self.type_name
+
+
+def _torch_to_numpy(value: Any) -> np.ndarray | None:
+    """A torch tensor as numpy, without importing torch where it was never imported."""
+    module = type(value).__module__
+    if module.startswith("torch") and hasattr(value, "detach"):
+        return value.detach().cpu().numpy()
+    return None
+
+
+def encode(value: Any, arrays: list[np.ndarray]) -> Any:
+    """Turn ``value`` into a JSON-able tree, appending arrays to ``arrays``."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if isinstance(value, float) and not np.isfinite(value):
+            return {"float": repr(value)}
+        return value
+    if isinstance(value, np.generic):
+        return {"scalar": len(arrays), "type": type(value).__name__, **_push(np.asarray(value), arrays)}
+    if isinstance(value, np.ndarray):
+        return {"array": len(arrays), "type": "ndarray", **_push(value, arrays)}
+    if isinstance(value, AsTorch):
+        return {"array": len(arrays), "type": "torch", **_push(value.array, arrays)}
+    as_numpy = _torch_to_numpy(value)
+    if as_numpy is not None:
+        return {"array": len(arrays), "type": "Tensor", **_push(as_numpy, arrays)}
+    if isinstance(value, (list, tuple)):
+        return {"seq": type(value).__name__, "items": [encode(v, arrays) for v in value]}
+    if isinstance(value, dict) and all(isinstance(k, str) for k in value):
+        return {"dict": {k: encode(v, arrays) for k, v in value.items()}}
+    return {"unsupported": type(value).__name__}
+
+
+def _push(array: np.ndarray, arrays: list[np.ndarray]) -> dict:
+    if array.dtype.hasobject or array.dtype.fields is not None:
+        raise TypeError(f"arrays of dtype {array.dtype} cannot be returned")
+    arrays.append(np.ascontiguousarray(array))
+    return {}
+
+
+def decode(tree: Any, arrays: list[np.ndarray]) -> Any:
+    """Inverse of :func:`encode`; lists come back as lists, tuples as tuples."""
+    if tree is None or isinstance(tree, (bool, int, float, str)):
+        return tree
+    if not isinstance(tree, dict):
+        raise ProtocolError(f"unexpected node {type(tree).__name__}")
+    if "float" in tree:
+        return float(tree["float"])
+    if "array" in tree:
+        array = _pick(arrays, tree["array"])
+        if tree.get("type") == "torch":  # only ever sent by the grader, to the child
+            import torch
+
+            return torch.from_numpy(array.copy())
+        return array
+    if "scalar" in tree:
+        return _pick(arrays, tree["scalar"])[()]
+    if "seq" in tree:
+        items = [decode(v, arrays) for v in tree["items"]]
+        return tuple(items) if tree["seq"] == "tuple" else items
+    if "dict" in tree:
+        return {k: decode(v, arrays) for k, v in tree["dict"].items()}
+    if "unsupported" in tree:
+        return Unsupported(str(tree["unsupported"])[:80])
+    raise ProtocolError("unknown node")
+
+
+def _pick(arrays: list[np.ndarray], index: Any) -> np.ndarray:
+    if not isinstance(index, int) or not 0 <= index < len(arrays):
+        raise ProtocolError("array reference out of range")
+    return arrays[index]
+
+
+def write_message(stream: BinaryIO, header: dict, arrays: list[np.ndarray] = ()) -> None:
+    """Write one message (header plus npy frames) and flush."""
+    head = json.dumps({**header, "n_arrays": len(arrays)}).encode()
+    stream.write(HEADER.pack(len(head)) + head)
+    for array in arrays:
+        buffer = io.BytesIO()
+        np.save(buffer, array, allow_pickle=False)
+        stream.write(HEADER.pack(buffer.tell()))
+        stream.write(buffer.getbuffer())
+    stream.flush()
+
+
+def read_frame(stream: BinaryIO, limit: int) -> bytes:
+    """One length-prefixed frame; ``EOFError`` when the stream ends first."""
+    size_bytes = _read_exact(stream, HEADER.size)
+    (size,) = HEADER.unpack(size_bytes)
+    if size > limit:
+        raise ProtocolError(f"a reply frame of {size} bytes is over the limit of {limit} bytes")
+    return _read_exact(stream, size)
+
+
+def _read_exact(stream: BinaryIO, size: int) -> bytes:
+    chunks, left = [], size
+    while left:
+        chunk = stream.read(left)
+        if not chunk:
+            raise EOFError("stream closed")
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
+def read_message(stream: BinaryIO, array_limit: int) -> tuple[dict, list[np.ndarray]]:
+    """Read one message; arrays larger than ``array_limit`` bytes in total are refused."""
+    header = json.loads(read_frame(stream, MAX_HEADER_BYTES))
+    if not isinstance(header, dict):
+        raise ProtocolError("header is not an object")
+    n_arrays = header.get("n_arrays", 0)
+    if not isinstance(n_arrays, int) or n_arrays < 0:
+        raise ProtocolError("bad array count")
+    arrays, budget = [], array_limit
+    for _ in range(n_arrays):
+        frame = read_frame(stream, budget)
+        budget -= len(frame)
+        arrays.append(np.load(io.BytesIO(frame), allow_pickle=False))
+    return header, arrays

@@ -1,0 +1,111 @@
+"""Generate the student stubs from the reference solutions.
+
+Every ``# BEGIN SOLUTION`` ... ``# END SOLUTION`` region of a solution file is
+replaced by one ``raise NotImplementedError(...)`` at the marker's indentation,
+labelled with the step, the function and the handout section. Everything
+outside the regions (signatures, types, docstrings, imports) is kept as is,
+so the stubs cannot drift from the solutions. Malformed markers are errors
+that name the file and line.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from autograder import tasks
+
+BEGIN, END = "# BEGIN SOLUTION", "# END SOLUTION"
+TASK_MESSAGE = "Lab 7 step '{step}', task {task}: not implemented yet (handout: {handout})"
+DEF = re.compile(r"^\s*def\s+(\w+)\s*\(")
+
+
+class MarkerError(ValueError):
+    """A solution file whose markers do not pair up."""
+
+
+@dataclass(frozen=True)
+class Region:
+    """One solution region: the lines it spans (1-based, markers included)."""
+
+    begin: int
+    end: int
+    task: str
+    indent: str
+
+
+def find_regions(text: str, path: Path | str = "<text>") -> list[Region]:
+    """The solution regions of ``text``; :class:`MarkerError` if markers are malformed."""
+    regions, open_at, task, indent, current_def = [], None, "", "", None
+    for number, line in enumerate(text.splitlines(), start=1):
+        stripped = line.strip()
+        match = DEF.match(line)
+        if match and open_at is None:
+            current_def = match.group(1)
+        if stripped.startswith("# BEGIN") or stripped.startswith("# END"):
+            if stripped not in (BEGIN, END):
+                raise MarkerError(f"{path}:{number}: malformed marker {stripped!r}; write {BEGIN!r} or {END!r}")
+        if stripped == BEGIN:
+            if open_at is not None:
+                raise MarkerError(f"{path}:{number}: {BEGIN} inside the region opened at line {open_at}")
+            open_at, indent = number, line[: len(line) - len(line.lstrip())]
+            task = current_def or "module"
+        elif stripped == END:
+            if open_at is None:
+                raise MarkerError(f"{path}:{number}: {END} without a {BEGIN}")
+            regions.append(Region(open_at, number, task, indent))
+            open_at = None
+    if open_at is not None:
+        raise MarkerError(f"{path}:{open_at}: {BEGIN} is never closed")
+    return regions
+
+
+def make_stub(text: str, step_id: str, path: Path | str = "<text>") -> str:
+    """The stub of one solution file's ``text``."""
+    lines = text.splitlines(keepends=True)
+    step = tasks.step(step_id)
+    out, cursor = [], 0
+    for region in find_regions(text, path):
+        out.extend(lines[cursor : region.begin - 1])
+        message = TASK_MESSAGE.format(step=step.id, task=region.task, handout=step.handout)
+        out.append(f'{region.indent}raise NotImplementedError("{message}")\n')
+        cursor = region.end
+    out.extend(lines[cursor:])
+    return "".join(out)
+
+
+def solution_lines(text: str, path: Path | str = "<text>") -> list[str]:
+    """The code lines inside the solution regions (stripped, comments and blanks left out)."""
+    lines = text.splitlines()
+    found = []
+    for region in find_regions(text, path):
+        for line in lines[region.begin : region.end - 1]:
+            stripped = line.strip()
+            if stripped and not stripped.startswith("#"):
+                found.append(stripped)
+    return found
+
+
+def generate(solutions: Path, assignments: Path) -> dict[Path, str]:
+    """Every stub file's path and text, for each registered step's module."""
+    return {
+        assignments / f"{step.module}.py": make_stub((solutions / f"{step.module}.py").read_text(encoding="utf-8"), step.id, solutions / f"{step.module}.py")
+        for step in tasks.STEPS
+    }
+
+
+def write(solutions: Path, assignments: Path) -> list[Path]:
+    """Write the stubs; returns the files that changed."""
+    changed = []
+    for path, text in generate(solutions, assignments).items():
+        if not path.exists() or path.read_text(encoding="utf-8") != text:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+            changed.append(path)
+    return changed
+
+
+def drift(solutions: Path, assignments: Path) -> list[Path]:
+    """The committed stubs that differ from what generation produces."""
+    return [p for p, text in generate(solutions, assignments).items() if not p.exists() or p.read_text(encoding="utf-8") != text]

@@ -1,0 +1,61 @@
+"""The one registry of lab steps: ids, titles, points, handout anchors.
+
+Everything else reads points and anchors from here: the graders' markers are
+checked against these totals when grading starts, the report computes its
+totals from them, and stub messages name the step and its handout section.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+LAB = "lab07_attention"
+HANDOUT = "handouts/lab07_attention.md"
+
+
+@dataclass(frozen=True)
+class Step:
+    """One lab step: the module a student writes and what it is worth."""
+
+    id: str  # also the module name (softmax -> softmax.py) and the handout anchor
+    title: str
+    points: float  # public + hidden
+    hidden_points: float  # of which only the instructor's graders award
+    functions: tuple[str, ...]
+
+    @property
+    def public_points(self) -> float:
+        return self.points - self.hidden_points
+
+    @property
+    def module(self) -> str:
+        return self.id
+
+    @property
+    def anchor(self) -> str:
+        return self.id
+
+    @property
+    def handout(self) -> str:
+        return f"{HANDOUT}#{self.anchor}"
+
+
+STEPS: tuple[Step, ...] = (
+    Step("softmax", "Softmax", 10, 3, ("softmax",)),
+    Step("scaling", "Scaled dot-product attention", 20, 5, ("project", "scores", "scaled_scores", "attention")),
+    Step("mask", "Causal mask", 14, 4, ("causal_mask", "apply_mask", "prefix_change")),
+)
+BY_ID = {step.id: step for step in STEPS}
+MODULES = tuple(step.module for step in STEPS)
+
+
+def step(step_id: str) -> Step:
+    """The registered step ``step_id``; ``KeyError`` names the known ones."""
+    try:
+        return BY_ID[step_id]
+    except KeyError:
+        raise KeyError(f"no lab step {step_id!r}; known steps: {', '.join(BY_ID)}") from None
+
+
+def total_points(*, public_only: bool = False) -> float:
+    return sum(s.public_points if public_only else s.points for s in STEPS)

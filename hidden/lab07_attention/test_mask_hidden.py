@@ -1,0 +1,46 @@
+"""Hidden checks of step 3, the causal mask: fresh sizes and heads, compared with the reference."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from autograder.checking import Lab, expect_close, expect_that
+from autograder.diagnose.mask import causal_mask_variants, masked_attention_variants
+
+pytestmark = pytest.mark.step("mask")
+
+
+@pytest.mark.points(1)
+def test_random_sizes(lab: Lab, ref, rng: np.random.Generator) -> None:
+    """causal_mask(n_q, n_k) for random n_q <= n_k, compared with the reference"""
+    n_q = int(rng.integers(1, 8))
+    n_k = n_q + int(rng.integers(1, 6))
+    got = lab.call("causal_mask", n_q, n_k, text=f"causal_mask({n_q}, {n_k})")
+    expect_close(got, ref.mask.causal_mask(n_q, n_k), wrong=causal_mask_variants(n_q, n_k))
+
+
+@pytest.mark.points(2)
+def test_random_causal_heads(lab: Lab, ref, rng: np.random.Generator) -> None:
+    """Random causal heads against a cache (n_k > n_q), compared with the reference"""
+    n_q = int(rng.integers(2, 6))
+    n_k, d_k, d_v = n_q + int(rng.integers(1, 5)), int(rng.integers(2, 6)), int(rng.integers(2, 6))
+    Q, K, V = rng.normal(size=(n_q, d_k)), rng.normal(size=(n_k, d_k)), rng.normal(size=(n_k, d_v))
+    mask = ref.mask.causal_mask(n_q, n_k)
+    got = lab.probe("causal_attention", Q, K, V, text=f"attention(Q, K, V, causal_mask({n_q}, {n_k})) with random Q {Q.shape}, K {K.shape}, V {V.shape}")
+    expected, wrong = ref.scaling.attention(Q, K, V, mask), masked_attention_variants(ref, Q, K, V, mask)
+    for index, part in enumerate(got.parts("output", "weights")):
+        expect_close(part, expected[index], wrong={k: v[index] for k, v in wrong.items()})
+
+
+@pytest.mark.points(1)
+def test_random_prefix_change(lab: Lab, ref, rng: np.random.Generator) -> None:
+    """prefix_change on random tokens: 0 with the mask, as the reference says without it"""
+    n, d_model, d_k = int(rng.integers(3, 7)), int(rng.integers(2, 6)), int(rng.integers(2, 5))
+    X, x_next = rng.normal(size=(n, d_model)), rng.normal(size=d_model)
+    W_Q, W_K, W_V = (rng.normal(size=(d_model, d_k)) for _ in range(3))
+    got = lab.call("prefix_change", X, W_Q, W_K, W_V, x_next, text=f"prefix_change(X, W_Q, W_K, W_V, x_next) with random X ({n}, {d_model})")
+    expect_that(got, got.number() <= 1e-12, "0 (to rounding)", f"{got.number():.6g}")
+    got = lab.call("prefix_change", X, W_Q, W_K, W_V, x_next, causal=False, text=f"prefix_change(..., causal=False) with random X ({n}, {d_model})")
+    expected = ref.mask.prefix_change(X, W_Q, W_K, W_V, x_next, causal=False)
+    expect_close(got.with_value(np.asarray(got.number())), expected)
