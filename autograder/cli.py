@@ -82,10 +82,14 @@ def stubs_command(args: argparse.Namespace) -> int:
 def snapshot_command(args: argparse.Namespace) -> int:
     from autograder.reference import Reference
 
-    ref = Reference(Path(args.reference), tasks.MODULES)
-    target = Path(cases.__file__).parent / "data" / cases.SNAPSHOT
-    target.write_bytes(cases.snapshot_bytes(cases.build_snapshot(ref)))
-    print(f"wrote {target}")
+    ref = Reference(Path(args.reference), tasks.modules_present(Path(args.reference)))
+    folder = Path(cases.__file__).parent.parent / "data" / cases.SNAPSHOT_DIR
+    for name, module in cases.case_modules().items():
+        target = folder / cases.snapshot_name(name)
+        data = cases.snapshot_bytes(cases.build_snapshot(ref, module.CASES))
+        if not target.exists() or target.read_bytes() != data:
+            target.write_bytes(data)
+            print(f"wrote {target}")
     return EXIT_OK
 
 

@@ -88,10 +88,11 @@ def solution_lines(text: str, path: Path | str = "<text>") -> list[str]:
 
 
 def generate(solutions: Path, assignments: Path) -> dict[Path, str]:
-    """Every stub file's path and text, for each registered step's module."""
+    """Every stub file's path and text, for each registered step whose solution exists."""
     return {
         assignments / f"{step.module}.py": make_stub((solutions / f"{step.module}.py").read_text(encoding="utf-8"), step.id, solutions / f"{step.module}.py")
         for step in tasks.STEPS
+        if (solutions / f"{step.module}.py").is_file()
     }
 
 

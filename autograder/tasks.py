@@ -8,6 +8,7 @@ totals from them, and stub messages name the step and its handout section.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 LAB = "lab07_attention"
 HANDOUT = "handouts/lab07_attention.md"
@@ -44,6 +45,14 @@ STEPS: tuple[Step, ...] = (
     Step("softmax", "Softmax", 10, 3, ("softmax",)),
     Step("scaling", "Scaled dot-product attention", 20, 5, ("project", "scores", "scaled_scores", "attention")),
     Step("mask", "Causal mask", 14, 4, ("causal_mask", "apply_mask", "prefix_change")),
+    Step("positions", "Positions", 14, 4, ("sinusoidal_encoding", "rope", "alibi_slopes", "alibi_bias")),
+    Step("equivariance", "Permutation equivariance", 8, 2, ("permutation_gap",)),
+    Step("moe_router", "Mixture-of-experts router", 12, 3, ("route", "moe_layer", "expert_load", "moe_params")),
+    Step("kv_cache", "KV cache", 14, 4, ("KVCache", "decode_step", "incremental_attention", "kv_cache_bytes")),
+    Step("reference_check", "Check against PyTorch", 6, 2, ("compare_with_torch",)),
+    Step("block", "Multi-head attention and the block", 14, 4, ("multi_head", "layer_norm", "rms_norm", "feed_forward", "block")),
+    Step("gradients", "Gradients of one head", 10, 3, ("attention_backward", "central_difference")),
+    Step("costs", "The chapter's arithmetic", 10, 2, ("block_params", "gpt2_small_params", "score_matrix_bytes", "attention_flop_share", "crossover_length")),
 )
 BY_ID = {step.id: step for step in STEPS}
 MODULES = tuple(step.module for step in STEPS)
@@ -55,6 +64,11 @@ def step(step_id: str) -> Step:
         return BY_ID[step_id]
     except KeyError:
         raise KeyError(f"no lab step {step_id!r}; known steps: {', '.join(BY_ID)}") from None
+
+
+def modules_present(folder: Path) -> tuple[str, ...]:
+    """The registered step modules that exist in ``folder``."""
+    return tuple(m for m in MODULES if (Path(folder) / f"{m}.py").is_file())
 
 
 def total_points(*, public_only: bool = False) -> float:

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from autograder import cases
+from autograder.cases import core
 from autograder.checking import Lab, expect_close, expect_that
 
 pytestmark = pytest.mark.step("mask")
@@ -33,7 +34,7 @@ def test_causal_offset(lab: Lab) -> None:
 @pytest.mark.points(1)
 def test_apply_mask(lab: Lab) -> None:
     """apply_mask puts -inf where the mask is False and keeps the other scores"""
-    scores, mask = cases.INPUTS["S45"][:2], cases.CAUSAL25
+    scores, mask = core.INPUTS["S45"][:2], core.CAUSAL25
     got = lab.call("apply_mask", scores, mask, text="apply_mask(scores, mask) with scores (2, 5) and causal_mask(2, 5)")
     out = got.array(scores.shape)
     blocked_ok = bool(np.all(out[~mask] <= MASKED))
@@ -45,11 +46,11 @@ def test_apply_mask(lab: Lab) -> None:
 @pytest.mark.points(2)
 def test_masked_worked_example(lab: Lab) -> None:
     """With the causal mask the worked example's weights are lower triangular, rows sum to 1"""
-    Q, K, V = cases.Q_CH, cases.K_CH, cases.V_CH
+    Q, K, V = core.Q_CH, core.K_CH, core.V_CH
     got = lab.probe("causal_attention", Q, K, V, text="attention(Q, K, V, causal_mask(3)) with the worked example")
     output, weights = got.parts("output", "weights")
     w = weights.array((3, 3))
-    expect_that(weights, bool(np.all(w[~cases.CAUSAL3] == 0.0)), "weights of exactly 0 above the diagonal", f"{w[~cases.CAUSAL3]}", value=w, wrong=cases.wrong("masked_worked", 1))
+    expect_that(weights, bool(np.all(w[~core.CAUSAL3] == 0.0)), "weights of exactly 0 above the diagonal", f"{w[~core.CAUSAL3]}", value=w, wrong=cases.wrong("masked_worked", 1))
     expect_close(weights, cases.expected("masked_worked", 1), wrong=cases.wrong("masked_worked", 1))
     expect_close(output, cases.expected("masked_worked", 0), wrong=cases.wrong("masked_worked", 0))
 
@@ -57,7 +58,7 @@ def test_masked_worked_example(lab: Lab) -> None:
 @pytest.mark.points(1)
 def test_masked_with_offset(lab: Lab) -> None:
     """Two queries against five keys with causal_mask(2, 5)"""
-    got = lab.probe("causal_attention", cases.INPUTS["Q2"], cases.INPUTS["K5"], cases.INPUTS["V5"], text="attention(Q, K, V, causal_mask(2, 5)) with Q (2, 4), K (5, 4), V (5, 3)")
+    got = lab.probe("causal_attention", core.INPUTS["Q2"], core.INPUTS["K5"], core.INPUTS["V5"], text="attention(Q, K, V, causal_mask(2, 5)) with Q (2, 4), K (5, 4), V (5, 3)")
     output, weights = got.parts("output", "weights")
     expect_close(weights, cases.expected("masked_2_5", 1), wrong=cases.wrong("masked_2_5", 1))
     expect_close(output, cases.expected("masked_2_5", 0), wrong=cases.wrong("masked_2_5", 0))
@@ -66,7 +67,7 @@ def test_masked_with_offset(lab: Lab) -> None:
 @pytest.mark.points(2)
 def test_earlier_outputs_unchanged(lab: Lab) -> None:
     """Appending a token leaves the earlier outputs unchanged under the causal mask"""
-    Q6, K6, V6 = cases.INPUTS["Q6"], cases.INPUTS["K6"], cases.INPUTS["V6"]
+    Q6, K6, V6 = core.INPUTS["Q6"], core.INPUTS["K6"], core.INPUTS["V6"]
     full = lab.probe("causal_attention", Q6, K6, V6, text="attention(Q, K, V, causal_mask(6)) with 6 tokens")
     output, weights = full.parts("output", "weights")
     expect_close(output, cases.expected("masked_6", 0), wrong=cases.wrong("masked_6", 0))
@@ -78,7 +79,7 @@ def test_earlier_outputs_unchanged(lab: Lab) -> None:
 @pytest.mark.points(2)
 def test_prefix_change(lab: Lab) -> None:
     """prefix_change is 0 with the causal mask and clearly above 0 without it"""
-    X, W_Q, W_K, W_V = cases.X, cases.W_Q, cases.W_K, cases.W_V
+    X, W_Q, W_K, W_V = core.X, core.W_Q, core.W_K, core.W_V
     x_next = np.array([0.3, 0.3, 0.3, 0.5])
     got = lab.call("prefix_change", X, W_Q, W_K, W_V, x_next, text="prefix_change(X, W_Q, W_K, W_V, x_next) with the worked example and x_next = [0.3, 0.3, 0.3, 0.5]")
     change = got.number()

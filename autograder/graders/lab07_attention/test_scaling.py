@@ -6,12 +6,13 @@ import numpy as np
 import pytest
 
 from autograder import cases, chapter
+from autograder.cases import core
 from autograder.checking import Lab, expect_close
 
 pytestmark = pytest.mark.step("scaling")
 
-X, W_Q, W_K, W_V = cases.X, cases.W_Q, cases.W_K, cases.W_V
-Q, K, V = cases.Q_CH, cases.K_CH, cases.V_CH
+X, W_Q, W_K, W_V = core.X, core.W_Q, core.W_K, core.W_V
+Q, K, V = core.Q_CH, core.K_CH, core.V_CH
 WORKED = "with the worked example's Q, K, V (3 tokens, d_k = 2)"
 
 
@@ -79,7 +80,7 @@ def test_one_head_with_gradients_example(lab: Lab) -> None:
 @pytest.mark.points(1)
 def test_batch_axes_and_wider_values(lab: Lab) -> None:
     """Batch axes are kept and d_v may differ from d_k"""
-    Qb, Kb, Vb = cases.INPUTS["Qb"], cases.INPUTS["Kb"], cases.INPUTS["Vb"]
+    Qb, Kb, Vb = core.INPUTS["Qb"], core.INPUTS["Kb"], core.INPUTS["Vb"]
     got = lab.call("attention", Qb, Kb, Vb, text="attention(Q, K, V) with Q (2, 3, 4, 5), K (2, 3, 6, 5), V (2, 3, 6, 7)")
     output, weights = got.parts("output", "weights")
     expect_close(weights, cases.expected("attention_batch", 1), wrong=cases.wrong("attention_batch", 1))

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from autograder import cases, chapter
+from autograder.cases import core
 from autograder.checking import Lab, expect_close, expect_that
 
 pytestmark = pytest.mark.step("softmax")
@@ -31,7 +32,7 @@ def test_small_examples(lab: Lab) -> None:
 @pytest.mark.points(1)
 def test_rows_sum_to_one(lab: Lab) -> None:
     """Each slice along the axis sums to 1, for the default axis and for axis=0"""
-    x = cases.INPUTS["x_batch"]
+    x = core.INPUTS["x_batch"]
     got = lab.call("softmax", x, text="softmax(x) with x of shape (2, 3, 5)")
     expect_close(got, cases.expected("softmax_batch"), wrong=cases.wrong("softmax_batch"))
     got = lab.call("softmax", x, 0, text="softmax(x, axis=0) with x of shape (2, 3, 5)")
@@ -44,7 +45,7 @@ def test_rows_sum_to_one(lab: Lab) -> None:
 @pytest.mark.points(1)
 def test_large_scores_are_stable(lab: Lab) -> None:
     """softmax(x + 1000) is finite and equals softmax(x)"""
-    x = cases.INPUTS["x_batch"] + 1000.0
+    x = core.INPUTS["x_batch"] + 1000.0
     got = lab.call("softmax", x, text="softmax(x + 1000) with x of shape (2, 3, 5)")
     weights = got.array(x.shape)
     expect_that(got, bool(np.isfinite(weights).all()), "finite weights", f"{int(np.sum(~np.isfinite(weights)))} entries that are inf or NaN", value=weights, wrong=cases.wrong("softmax_large"))

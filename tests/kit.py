@@ -1,0 +1,66 @@
+"""Shared helpers of the kit's own tests: grade a folder, build a buggy variant."""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from autograder import engine, tasks
+from autograder.report.model import GradeReport
+from autograder.sandbox.client import Limits
+
+ROOT = Path(__file__).resolve().parents[1]
+SOLUTIONS = ROOT / "solutions" / tasks.LAB
+STUBS = ROOT / "assignments" / tasks.LAB
+HIDDEN = ROOT / "hidden" / tasks.LAB
+TEST_SEED = 20261129
+
+
+def grade(folder: Path, *, steps: tuple[str, ...] | None = None, public_only: bool = False, limits: Limits | None = None, seed: int = TEST_SEED) -> GradeReport:
+    """Grade ``folder`` with the kit's public and hidden graders."""
+    return engine.grade(
+        engine.GradeOptions(
+            submission=folder,
+            hidden=None if public_only else HIDDEN,
+            reference=SOLUTIONS,
+            seed=seed,
+            public_only=public_only,
+            steps=steps,
+            limits=limits or Limits(),
+        )
+    )
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A known wrong answer: the reference with ``old`` replaced by ``new`` in ``module``.py.
+
+    Grading it must cost points in ``step`` and name ``mistake`` in a failed check.
+    """
+
+    name: str
+    step: str
+    module: str
+    old: str
+    new: str
+    mistake: str
+
+    def build(self, into: Path) -> Path:
+        folder = into / self.name
+        shutil.copytree(SOLUTIONS, folder, ignore=shutil.ignore_patterns("__pycache__"))
+        path = folder / f"{self.module}.py"
+        text = path.read_text(encoding="utf-8")
+        if self.old not in text:
+            raise AssertionError(f"variant {self.name}: {self.old!r} is not in {self.module}.py any more; update the variant")
+        path.write_text(text.replace(self.old, self.new), encoding="utf-8")
+        return folder
+
+
+def assert_diagnosed(report: GradeReport, variant: Variant) -> None:
+    """The variant lost points in its step, and a failed check named its mistake."""
+    result = report.step(variant.step)
+    assert result.earned < result.possible, f"{variant.name} scored full marks on {variant.step}"
+    named = {c.mistake for c in result.failed}
+    assert variant.mistake in named, f"{variant.name}: expected diagnosis {variant.mistake!r}, got {named}; messages: {[c.message for c in result.failed]}"
+    assert not any(c.internal_error for s in report.steps for c in s.checks), "a grader broke on this variant"

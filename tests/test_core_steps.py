@@ -1,0 +1,47 @@
+"""The graders of softmax, scaling and mask: full marks, zero, and each known mistake diagnosed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from autograder import tasks
+from autograder.report.model import GradeReport
+from tests import kit
+from tests.kit import Variant
+
+STEPS = ("softmax", "scaling", "mask")
+
+VARIANTS = (
+    Variant("softmax_wrong_axis", "softmax", "softmax", "np.max(x, axis=axis, keepdims=True)", "np.max(x, axis=axis, keepdims=True)\n    axis = 0 if axis == -1 and x.ndim > 1 else axis", "softmax_wrong_axis"),
+    Variant("softmax_no_shift", "softmax", "softmax", "shifted = x - np.max(x, axis=axis, keepdims=True)", "shifted = x", "softmax_no_max_shift"),
+    Variant("missing_scale", "scaling", "scaling", "return scores(Q, K) / np.sqrt(d_k)", "return scores(Q, K)", "missing_scale"),
+    Variant("divide_by_dk", "scaling", "scaling", "return scores(Q, K) / np.sqrt(d_k)", "return scores(Q, K) / d_k", "divide_by_dk"),
+    Variant("kq_transposed", "scaling", "scaling", "return Q @ np.swapaxes(K, -1, -2)", "return K @ np.swapaxes(Q, -1, -2)", "kq_transposed"),
+    Variant("mask_after_softmax", "mask", "scaling", "        S = np.where(np.asarray(mask, dtype=bool), S, -np.inf)\n    weights = softmax(S, axis=-1)", "        pass\n    weights = softmax(S, axis=-1)\n    if mask is not None:\n        weights = weights * np.asarray(mask, dtype=bool)", "mask_after_softmax"),
+    Variant("mask_inverted", "mask", "mask", "return j <= i + (n_k - n_q)", "return j > i + (n_k - n_q)", "mask_inverted"),
+    Variant("mask_off_by_one", "mask", "mask", "return j <= i + (n_k - n_q)", "return j < i + (n_k - n_q)", "mask_off_by_one"),
+    Variant("mask_ignores_offset", "mask", "mask", "return j <= i + (n_k - n_q)", "return j <= i", "mask_ignores_offset"),
+)
+
+
+def test_reference_scores_full_marks(reference_report: GradeReport) -> None:
+    for step in STEPS:
+        result = reference_report.step(step)
+        assert result.earned == result.possible == tasks.step(step).points, [c.message for c in result.failed]
+
+
+def test_stubs_score_zero_and_name_their_step(stubs_report: GradeReport) -> None:
+    for step in STEPS:
+        result = stubs_report.step(step)
+        assert result.earned == 0
+        for check in result.checks:
+            assert check.message.startswith(tasks.step(step).title + ":"), check.message
+            assert not check.internal_error, check.message
+
+
+@pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: v.name)
+def test_known_mistake_is_diagnosed(variant: Variant, tmp_path: Path) -> None:
+    report = kit.grade(variant.build(tmp_path), steps=(variant.step,))
+    kit.assert_diagnosed(report, variant)
