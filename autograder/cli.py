@@ -85,6 +85,8 @@ def snapshot_command(args: argparse.Namespace) -> int:
     ref = Reference(Path(args.reference), tasks.modules_present(Path(args.reference)))
     folder = Path(cases.__file__).parent.parent / "data" / cases.SNAPSHOT_DIR
     for name, module in cases.case_modules().items():
+        if args.module and name not in args.module:
+            continue
         target = folder / cases.snapshot_name(name)
         data = cases.snapshot_bytes(cases.build_snapshot(ref, module.CASES))
         if not target.exists() or target.read_bytes() != data:
@@ -118,6 +120,7 @@ def parser() -> argparse.ArgumentParser:
 
     snap = sub.add_parser("snapshot", help="regenerate the public checks' snapshot of reference and wrong answers")
     snap.add_argument("--reference", default=str(Path("solutions") / tasks.LAB))
+    snap.add_argument("--module", action="append", help="only this case module (repeatable; default: all)")
     snap.set_defaults(run=snapshot_command)
     return main
 

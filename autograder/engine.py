@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import sys
 import time
 import zlib
 from contextlib import redirect_stderr, redirect_stdout
@@ -166,11 +167,34 @@ def _title(item: pytest.Item) -> str:
     return f"{title} [{callspec.id}]" if callspec else title
 
 
+def _grader_paths(options: GradeOptions) -> list[str]:
+    """The grader folders, or only the selected steps' files (``test_<step>.py``, ``test_<step>_hidden.py``)."""
+    folders = [PUBLIC_GRADERS] + ([Path(options.hidden)] if options.hidden else [])
+    if not options.steps:
+        return [str(folder) for folder in folders]
+    files = [folder / f"test_{step}{suffix}.py" for step in options.steps for folder, suffix in zip(folders, ("", "_hidden"))]
+    return [str(path) for path in files if path.is_file()]
+
+
+def _guard_imports(submission: Path) -> None:
+    """Refuse to grade if the grader's own modules were imported from the submission.
+
+    That happens only when the grader is started with the submission folder on
+    ``sys.path`` (``python -m autograder`` run inside it); the ``attnlab``
+    command never does.
+    """
+    for name in ("pytest", "_pytest", "numpy", "autograder"):
+        path = getattr(sys.modules.get(name), "__file__", None)
+        if path and Path(path).resolve().is_relative_to(submission.resolve()):
+            raise GradingError(f"the grader's {name} was imported from the submission folder ({path}); run attnlab from another folder")
+
+
 def grade(options: GradeOptions) -> GradeReport:
     """Run every applicable grader on ``options.submission`` and return the report."""
     started = time.perf_counter()
+    _guard_imports(Path(options.submission))
     plugin = GradingPlugin(options)
-    paths = [str(PUBLIC_GRADERS)] + ([str(options.hidden)] if options.hidden else [])
+    paths = _grader_paths(options)
     args = [
         *paths,
         "-c", str(PUBLIC_GRADERS / "pytest.ini"),

@@ -31,22 +31,28 @@ from autograder.sandbox import policy, probes
 from autograder.sandbox.protocol import decode, encode, read_message, write_message
 
 
-class CappedText(io.TextIOBase):
-    """A text stream that keeps the first ``limit`` characters and counts the rest."""
+class OutputLimitExceeded(BaseException):
+    """Raised into student code that prints past the per-call limit (stops print loops)."""
 
-    def __init__(self, limit: int) -> None:
-        self.limit, self.kept, self.dropped = limit, [], 0
-        self._size = 0
+
+class CappedText(io.TextIOBase):
+    """A text stream that keeps the first ``limit`` characters, counts the rest, and stops at ``stop_at``."""
+
+    def __init__(self, limit: int, stop_at: int) -> None:
+        self.limit, self.stop_at, self.kept, self.dropped = limit, stop_at, [], 0
+        self.size = 0
 
     def writable(self) -> bool:
         return True
 
     def write(self, text: str) -> int:
         text = str(text)
-        room = max(self.limit - self._size, 0)
+        room = max(self.limit - self.size, 0)
         self.kept.append(text[:room])
-        self._size += min(len(text), room)
+        self.size += min(len(text), room)
         self.dropped += max(len(text) - room, 0)
+        if self.size + self.dropped > self.stop_at:
+            raise OutputLimitExceeded(f"more than {self.stop_at} characters printed")
         return len(text)
 
     def text(self) -> str:
@@ -127,7 +133,7 @@ def _where(error: BaseException, folder: Path) -> str:
 
 def handle(request: dict, payload: dict, submission: Submission, limits: dict) -> tuple[dict, list]:
     """Run one request with output captured; the reply never raises."""
-    captured = CappedText(limits["output_chars"])
+    captured = CappedText(limits["output_chars"], limits["output_limit_chars"])
     sys.stdout = sys.stderr = captured
     value, error, where, unsendable = None, None, "", False
     try:
@@ -135,6 +141,8 @@ def handle(request: dict, payload: dict, submission: Submission, limits: dict) -
         kind = request["kind"]
         if kind == "import":
             submission.load(request["module"])
+        elif kind == "torch":
+            import torch  # noqa: F401  slow once; kept out of the timed calls
         elif kind == "call":
             function: Callable = getattr(submission.load(request["module"]), request["function"])
             value = function(*payload["args"], **payload["kwargs"])
@@ -155,7 +163,12 @@ def handle(request: dict, payload: dict, submission: Submission, limits: dict) -
                 raise ValueError(f"{size >> 20} MiB is more than the grader accepts ({limits['reply_bytes'] >> 20} MiB)")
         except BaseException as caught:  # noqa: BLE001  e.g. an array of objects
             error, arrays, unsendable = str(caught)[:300], [], True
+    printed = captured.size + captured.dropped
+    if error is None and printed > limits["output_limit_chars"]:
+        error, arrays = "too much output", []
     reply = {"ok": error is None, "error": error, "where": where, "output": captured.text(), "unsendable": unsendable}
+    if printed > limits["output_limit_chars"]:
+        reply["too_much_output"] = printed
     if error is None:
         reply["value"] = value
     return reply, arrays

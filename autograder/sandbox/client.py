@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from autograder.sandbox.protocol import ProtocolError, decode, encode, read_message, write_message
+from autograder.sandbox.protocol import AsTorch, ProtocolError, decode, encode, read_message, write_message
 
 RAISED = "raised {error}"
 RAISED_AT = "raised {error} ({where})"
@@ -33,6 +33,7 @@ TIMED_OUT = "did not return within {seconds:g} s"
 KILLED_BY_SIGNAL = "ended the grading process with signal {signal} ({meaning})"
 EXITED = "ended the grading process with exit code {code} (os._exit or a crash in native code)"
 TOO_LARGE = "returned more data than the grader accepts ({limit} MiB)"
+TOO_MUCH_OUTPUT = "printed {count} characters, more than the grader accepts in one call ({limit})"
 UNSENDABLE = "returned a result the grader cannot accept: {detail}"
 GARBLED = "broke the grader's channel ({detail})"
 SIGNAL_MEANINGS = {
@@ -58,7 +59,8 @@ class Limits:
     cpu_total_s: int = 600
     memory_bytes: int = 4 << 30
     file_bytes: int = 16 << 20
-    output_chars: int = 2000
+    output_chars: int = 2000  # kept and shown
+    output_limit_chars: int = 1_000_000  # printing more than this in one call fails the call
     reply_bytes: int = 64 << 20
     request_bytes: int = 256 << 20
 
@@ -116,7 +118,8 @@ class Sandbox:
         self._requests = self._replies = None
         self._imported: set[str] = set()
         self._import_failures: dict[str, str] = {}
-        self._hung: set[str] = set()
+        self._hung: set[tuple[str, str]] = set()
+        self._torch_ready = False
 
     # -- public API -----------------------------------------------------
     def call(self, module: str, function: str, *args: Any, **kwargs: Any) -> Any:
@@ -133,7 +136,14 @@ class Sandbox:
     def probe(self, name: str, module: str, *args: Any, **kwargs: Any) -> Any:
         """Run the child-side probe ``name`` (see :mod:`autograder.sandbox.probes`)."""
         self._ensure_imported(module)
-        return self._request({"kind": "probe", "probe": name}, args, kwargs, self.limits.call_timeout_s)
+        key = ("probe", name)
+        timeout = self.limits.retry_timeout_s if key in self._hung else self.limits.call_timeout_s
+        try:
+            return self._request({"kind": "probe", "probe": name}, args, kwargs, timeout)
+        except StudentCallError as error:
+            if error.reason.startswith("did not return"):
+                self._hung.add(key)
+            raise
 
     def close(self) -> None:
         self._stop()
@@ -185,6 +195,7 @@ class Sandbox:
         self._requests = os.fdopen(to_child_w, "wb")
         self._replies = from_child_r
         self._imported = set()
+        self._torch_ready = False
 
     def _stop(self, graceful: bool = True) -> None:
         if self._proc is not None and graceful:
@@ -226,6 +237,9 @@ class Sandbox:
     def _request(self, header: dict, args: tuple, kwargs: dict, timeout: float) -> Any:
         if self._proc is None:
             self._start()
+        if not self._torch_ready and any(isinstance(a, AsTorch) for a in (*args, *kwargs.values())):
+            self._torch_ready = True
+            self._request({"kind": "torch"}, (), {}, self.limits.import_timeout_s)
         arrays: list[np.ndarray] = []
         payload = encode({"args": list(args), "kwargs": kwargs}, arrays)
         try:
@@ -246,6 +260,8 @@ class Sandbox:
         output = str(reply.get("output", ""))
         if not reply.get("ok"):
             error, where = str(reply.get("error")), str(reply.get("where") or "")
+            if reply.get("too_much_output"):
+                raise StudentCallError(TOO_MUCH_OUTPUT.format(count=reply["too_much_output"], limit=self.limits.output_limit_chars), output)
             if reply.get("unsendable"):
                 raise StudentCallError(UNSENDABLE.format(detail=error), output)
             reason = RAISED_AT.format(error=error, where=where) if where else RAISED.format(error=error)

@@ -82,7 +82,7 @@ def encode(value: Any, arrays: list[np.ndarray]) -> Any:
 def _push(array: np.ndarray, arrays: list[np.ndarray]) -> dict:
     if array.dtype.hasobject or array.dtype.fields is not None:
         raise TypeError(f"arrays of dtype {array.dtype} cannot be returned")
-    arrays.append(np.ascontiguousarray(array))
+    arrays.append(array if array.flags.c_contiguous else np.array(array, order="C"))  # keeps 0-d arrays 0-d
     return {}
 
 

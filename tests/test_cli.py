@@ -1,0 +1,96 @@
+"""`attnlab grade`: table, Gradescope JSON, exit codes, reproducible reports."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from autograder import cli, engine, tasks
+from autograder.report import render
+from autograder.report.model import GradeReport
+from tests import kit
+
+CORE = ("--step", "softmax", "--step", "scaling", "--step", "mask")
+
+
+def run_cli(*args: str, cwd: Path = kit.ROOT, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "autograder", *args], cwd=cwd, capture_output=True, text=True, timeout=300, env={**os.environ, **(env or {})})
+
+
+def test_grade_reference_prints_table_and_writes_gradescope_json(tmp_path: Path) -> None:
+    out = tmp_path / "results.json"
+    done = run_cli("grade", str(kit.SOLUTIONS), "--json", str(out), *CORE)
+    assert done.returncode == 0, done.stderr
+    assert "Total" in done.stdout and "Hidden inputs seed:" in done.stdout
+    results = json.loads(out.read_text())
+    assert results["score"] == results["max_score"] == sum(tasks.step(s).points for s in ("softmax", "scaling", "mask"))
+    for test in results["tests"]:
+        assert set(test) >= {"name", "score", "max_score", "output", "visibility"}
+        assert test["visibility"] in {"visible", "after_published"}
+    assert {t["visibility"] for t in results["tests"]} == {"visible", "after_published"}
+
+
+def test_stubs_exit_zero_with_zero_score(tmp_path: Path) -> None:
+    out = tmp_path / "results.json"
+    done = run_cli("grade", "--json", str(out), *CORE)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(out.read_text())["score"] == 0
+
+
+def test_public_only_grades_public_checks() -> None:
+    done = run_cli("grade", str(kit.SOLUTIONS), "--public-only", *CORE)
+    assert done.returncode == 0
+    assert "(public checks only)" in done.stdout and "Hidden inputs seed" not in done.stdout
+    total = sum(tasks.step(s).public_points for s in ("softmax", "scaling", "mask"))
+    assert f"Total{'':<29}{total:>8g}{total:>8g}" in done.stdout
+
+
+@pytest.mark.parametrize("args", [("grade", "/no/such/folder"), ("grade", "--step", "nonsense"), ("frobnicate",)])
+def test_usage_errors_exit_two(args: tuple[str, ...]) -> None:
+    assert run_cli(*args).returncode == 2
+
+
+def test_seed_depends_on_secret_and_identity(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert engine.seed_for("s1", "alice") != engine.seed_for("s2", "alice") != engine.seed_for("s1", "bob")
+    assert engine.seed_for("s1", "alice") == engine.seed_for("s1", "alice")
+
+
+def test_secret_changes_hidden_inputs_and_is_not_in_report() -> None:
+    first = run_cli("grade", *CORE, env={"ATTNLAB_SECRET": "course-2026"})
+    second = run_cli("grade", *CORE, env={"ATTNLAB_SECRET": "another"})
+    seed = lambda text: next(line for line in text.splitlines() if line.startswith("Hidden inputs seed"))  # noqa: E731
+    assert seed(first.stdout) != seed(second.stdout)
+    assert "course-2026" not in first.stdout
+    assert engine.NOTE_DEFAULT_SECRET not in first.stdout
+
+
+def test_same_folder_twice_gives_the_same_report(stubs_report: GradeReport) -> None:
+    again = kit.grade(kit.STUBS)
+    assert again == stubs_report  # GradeReport.seconds is excluded from equality
+    assert render.gradescope(again) == render.gradescope(stubs_report)
+
+
+def test_seed_reproduces_hidden_inputs() -> None:
+    a = kit.grade(kit.STUBS, steps=("scaling",), seed=11)
+    b = kit.grade(kit.STUBS, steps=("scaling",), seed=11)
+    c = kit.grade(kit.STUBS, steps=("scaling",), seed=12)
+    hidden = lambda r: [x.message for x in r.step("scaling").checks if x.hidden]  # noqa: E731
+    assert hidden(a) == hidden(b) != hidden(c)
+
+
+def test_registry_totals_match_markers(reference_report: GradeReport) -> None:
+    for result in reference_report.steps:
+        public = sum(c.points for c in result.checks if not c.hidden)
+        hidden = sum(c.points for c in result.checks if c.hidden)
+        assert (public, hidden) == (result.step.public_points, result.step.hidden_points)
+    assert reference_report.possible == tasks.total_points()
+    assert [s.step.id for s in reference_report.steps] == list(tasks.BY_ID)
+
+
+def test_kit_root_is_found_from_the_source_tree() -> None:
+    assert cli.kit_root() == kit.ROOT

@@ -1,0 +1,71 @@
+"""Stubs are generated from the solutions: no drift, no leaked solution line, clear marker errors."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from autograder import stubs, tasks
+from tests import kit
+
+
+def test_committed_stubs_match_generation() -> None:
+    assert stubs.drift(kit.SOLUTIONS, kit.STUBS) == [], "stale stubs: run `attnlab stubs`"
+
+
+def test_every_registered_step_has_solution_and_stub() -> None:
+    for step in tasks.STEPS:
+        assert (kit.SOLUTIONS / f"{step.module}.py").is_file(), f"no solution for {step.id}"
+        assert (kit.STUBS / f"{step.module}.py").is_file(), f"no stub for {step.id}"
+
+
+@pytest.mark.parametrize("module", tasks.MODULES)
+def test_no_solution_line_survives(module: str) -> None:
+    solution = (kit.SOLUTIONS / f"{module}.py").read_text(encoding="utf-8")
+    stub_lines = {line.strip() for line in (kit.STUBS / f"{module}.py").read_text(encoding="utf-8").splitlines()}
+    leaked = [line for line in stubs.solution_lines(solution) if line in stub_lines]
+    assert leaked == [], f"solution lines in the stub of {module}: {leaked}"
+    assert stubs.find_regions(solution), f"{module}.py has no solution region"
+
+
+@pytest.mark.parametrize("module", tasks.MODULES)
+def test_stub_keeps_signatures_and_docstrings(module: str) -> None:
+    def signatures(path: Path) -> dict[str, tuple[str, str | None]]:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        return {
+            node.name: ((ast.unparse(node.args) if isinstance(node, ast.FunctionDef) else ""), ast.get_docstring(node))
+            for node in ast.walk(tree)
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef))
+        }
+
+    solution, stub = signatures(kit.SOLUTIONS / f"{module}.py"), signatures(kit.STUBS / f"{module}.py")
+    public = {name: value for name, value in solution.items() if name in stub}
+    assert public == {name: stub[name] for name in public}
+    for function in tasks.step(module).functions:
+        assert function in stub, f"{function} missing from the stub of {module}"
+        assert stub[function][1], f"{module}.{function} has no docstring"
+
+
+def test_stub_raises_task_labelled_error() -> None:
+    text = "def f(x: int) -> int:\n    \"\"\"Doc.\"\"\"\n    # BEGIN SOLUTION\n    return x + 1\n    # END SOLUTION\n"
+    stub = stubs.make_stub(text, "softmax")
+    assert "return x + 1" not in stub
+    assert "raise NotImplementedError(\"Lab 7 step 'softmax', task f:" in stub
+    assert "handouts/lab07_attention.md#softmax" in stub
+
+
+@pytest.mark.parametrize(
+    "text, problem",
+    [
+        ("    # BEGIN SOLUTION\n    x = 1\n", "never closed"),
+        ("    # END SOLUTION\n", "without a"),
+        ("# BEGIN SOLUTION\n# BEGIN SOLUTION\n# END SOLUTION\n", "inside the region"),
+        ("# BEGIN SOLUTON\nx = 1\n# END SOLUTION\n", "malformed marker"),
+    ],
+)
+def test_malformed_markers_are_errors_naming_the_line(text: str, problem: str) -> None:
+    with pytest.raises(stubs.MarkerError, match=problem) as caught:
+        stubs.make_stub(text, "softmax", "bad.py")
+    assert "bad.py:" in str(caught.value)
