@@ -69,3 +69,34 @@ def test_malformed_markers_are_errors_naming_the_line(text: str, problem: str) -
     with pytest.raises(stubs.MarkerError, match=problem) as caught:
         stubs.make_stub(text, "softmax", "bad.py")
     assert "bad.py:" in str(caught.value)
+
+
+def _documented_args(doc: str) -> list[str]:
+    """The names listed under ``Args:`` in a Google-style docstring."""
+    names, inside = [], False
+    for line in doc.splitlines():
+        if line.strip() in ("Args:", "Arguments:", "Parameters:"):
+            inside = True
+        elif inside and line.strip().endswith(":") and not line.startswith(" ") or inside and line.strip() in ("Returns:", "Raises:", "Example:", "Examples:", "Yields:"):
+            inside = False
+        elif inside and line.startswith("    ") and not line.startswith("     ") and ":" in line:
+            names.append(line.strip().split(":")[0].split(" ")[0])
+    return names
+
+
+@pytest.mark.parametrize("module", tasks.MODULES)
+def test_docstrings_name_exactly_the_parameters(module: str) -> None:
+    tree = ast.parse((kit.SOLUTIONS / f"{module}.py").read_text(encoding="utf-8"))
+    top_level = [*tree.body, *(n for c in tree.body if isinstance(c, ast.ClassDef) for n in c.body)]
+    for node in top_level:
+        if not isinstance(node, ast.FunctionDef) or node.name.startswith("_"):
+            continue
+        parameters = [a.arg for a in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs) if a.arg not in ("self", "cls")]
+        doc = ast.get_docstring(node) or ""
+        assert doc, f"{module}.{node.name} has no docstring"
+        if parameters and ("Args:" in doc or node.name in tasks.step(module).functions):
+            assert _documented_args(doc) == parameters, f"{module}.{node.name}: docstring lists {_documented_args(doc)}, signature has {parameters}"
+        for argument in (*node.args.args, *node.args.kwonlyargs):
+            if argument.arg not in ("self", "cls"):
+                assert argument.annotation is not None, f"{module}.{node.name}: parameter {argument.arg} has no type"
+        assert node.returns is not None or node.name == "__init__", f"{module}.{node.name} has no return type"

@@ -45,6 +45,7 @@ def test_worked_example_weights(lab: Lab) -> None:
     got = lab.call("attention", Q, K, V, text=f"attention(Q, K, V) {WORKED}")
     _, weights = got.parts("output", "weights")
     expect_close(weights, chapter.value("T72-A"), wrong=cases.wrong("attention_worked", 1))
+    expect_close(weights.with_value(weights.array()[2]), chapter.value("T72-A-icti"))
 
 
 @pytest.mark.points(2)
@@ -63,6 +64,10 @@ def test_without_projections(lab: Lab) -> None:
     got = lab.call("attention", X, X, X, text="attention(X, X, X) with the three raw token vectors (d_k = 4)")
     _, weights = got.parts("output", "weights")
     expect_close(weights, chapter.value("T712-noproj-full"))
+    expect_close(weights.with_value(weights.array()[2]), chapter.value("T712-noproj-icti"))
+    got = lab.call("attention", np.array([[1.0], [2.0]]), np.array([[1.0], [2.0]]), np.eye(2), text="attention(Q, K, V) with Q = K = [[1], [2]] (d_k = 1), V = I")
+    _, weights = got.parts("output", "weights")
+    expect_close(weights, chapter.value("T712-dk1-A"))
 
 
 @pytest.mark.points(1)
@@ -73,8 +78,12 @@ def test_one_head_with_gradients_example(lab: Lab) -> None:
     output, weights = got.parts("output", "weights")
     expect_close(weights, chapter.value("RU-A"))
     expect_close(output, chapter.value("RU-O"))
-    got = lab.call("scaled_scores", np.array([[1.0, 0.0]]), np.eye(2), text="scaled_scores(q, K) with q = [1, 0], K = I (d_k = 2)")
-    expect_close(got, [[2**-0.5, 0.0]])
+    expect_close(lab.call("scores", Q2, K2, text="scores(Q, K) with the same Q and K"), chapter.value("RU-QKT"))
+    expect_close(lab.call("scaled_scores", Q2, K2, text="scaled_scores(Q, K) with the same Q and K"), chapter.value("RU-scaled"))
+    got = lab.call("attention", np.array([[1.0, 0.0]]), np.eye(2), np.eye(2), text="attention(q, K, V) with q = [1, 0], K = V = I (d_k = 2)")
+    _, weights = got.parts("output", "weights")
+    p = chapter.value("RU-p-scaled")
+    expect_close(weights, [[p, 1 - p]], wrong={"missing_scale": np.array([[chapter.value("RU-p-unscaled"), 1 - chapter.value("RU-p-unscaled")]])})
 
 
 @pytest.mark.points(1)
