@@ -7,7 +7,7 @@ import pytest
 
 from autograder import cases, chapter
 from autograder.cases import core
-from autograder.checking import Lab, expect_close
+from autograder.checking import Lab, expect_close, expect_that
 
 pytestmark = pytest.mark.step("scaling")
 
@@ -101,6 +101,21 @@ def test_batch_axes_and_wider_values(lab: Lab) -> None:
     output.array((4, 7, 5))
 
 
+@pytest.mark.points(0.5)
+def test_typical_score_size(lab: Lab) -> None:
+    """Scores of random vectors spread like sqrt(d_k) (unit-variance entries) or 1/sqrt(d) (unit vectors)"""
+    rng = np.random.default_rng(64)
+    for width, typical in zip((64, 256), chapter.value("ACT-typical")):  # sqrt(64) = chapter.value("ACT-sqrt64")
+        q, k = rng.normal(size=(300, width)), rng.normal(size=(300, width))
+        got = lab.call("scores", q, k, text=f"scores(Q, K) with 300 random queries and keys of width {width}, entries N(0, 1)")
+        spread = float(np.std(got.array((300, 300))))
+        expect_that(got, abs(spread / typical - 1) < 0.03, f"a standard deviation near sqrt({width}) = {typical:g}", f"{spread:.4g}")
+    unit_q, unit_k = (v / np.linalg.norm(v, axis=1, keepdims=True) for v in rng.normal(size=(2, 300, 64)))
+    got = lab.call("scores", unit_q, unit_k, text="scores(Q, K) with 300 random unit vectors of width 64")
+    spread, expected = float(np.std(got.array((300, 300)))), chapter.value("ACT-unitvec")  # about 1/sqrt(64)
+    expect_that(got, abs(spread / expected - 1) < 0.03, f"a standard deviation near 1/sqrt(64) = {expected:.3g} (unit vectors: 1/sqrt(d), not sqrt(d))", f"{spread:.4g}")
+
+
 @pytest.mark.points(1)
 def test_single_token(lab: Lab) -> None:
     """A single token attends to itself with weight 1 and returns its value [5, -2]"""
@@ -128,7 +143,7 @@ BAD_SHAPES = {
 }
 
 
-@pytest.mark.points(0.5)
+@pytest.mark.points(0.4)
 @pytest.mark.parametrize("problem", list(BAD_SHAPES))
 def test_bad_shapes_raise(lab: Lab, problem: str) -> None:
     """Bad shapes raise ValueError naming the problem"""
