@@ -41,6 +41,11 @@ def entries() -> dict[str, str]:
     return dict(_values()["_status"])
 
 
+def ids() -> set[str]:
+    """Every id with a value (catalog entries and the extra arrays recomputed beside them)."""
+    return {key for key in _values() if not key.startswith("_")}
+
+
 def inputs(name: str) -> np.ndarray:
     """One of the chapter's input matrices (``X``, ``WQ``, ``RU_Q``, ...)."""
     return np.asarray(_values()["_inputs"][name], dtype=float)

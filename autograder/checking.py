@@ -68,6 +68,8 @@ class Got:
     def number(self) -> float:
         """The value as a real number (Python or numpy scalar, or a 0-d array)."""
         value = self.value
+        if isinstance(value, np.generic):
+            value = np.asarray(value)
         if isinstance(value, np.ndarray) and value.shape == () and value.dtype.kind in "iuf":
             return float(value)
         if isinstance(value, (int, float)) and not isinstance(value, bool):

@@ -50,7 +50,7 @@ def worst_entry(got: np.ndarray, expected: np.ndarray) -> str:
     """Where two same-shape arrays differ most, e.g. ' (largest difference 0.27 at [0, 1])'."""
     with np.errstate(invalid="ignore"):
         diff = np.abs(got.astype(float) - expected.astype(float))
-    if diff.size == 0:
+    if diff.size == 0 or diff.ndim == 0:
         return ""
     diff = np.where(np.isnan(diff), np.inf, diff)
     index = np.unravel_index(int(np.argmax(diff)), diff.shape)

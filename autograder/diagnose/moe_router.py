@@ -1,0 +1,129 @@
+"""Wrong ways to write the mixture-of-experts router, and what they return.
+
+The graders' experts are affine maps ``rows @ A[e] + b[e]`` (:func:`affine_expert`),
+built the same way in the grader (for the reference) and in the sandboxed child
+(where they also record the rows they receive).
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from autograder.diagnose import Mistake
+
+MISTAKES = {
+    m.id: m
+    for m in (
+        Mistake("gates_over_all_experts", "the gates are a softmax over all experts' scores; take the softmax over the k chosen scores only, so a token's gates sum to 1"),
+        Mistake("topk_ascending", "the chosen experts are listed in ascending score order; list them best first"),
+        Mistake("topk_lowest", "the k experts with the lowest scores are chosen; take the k highest (sort by -s, or take the end of an ascending sort)"),
+        Mistake("moe_output_unweighted", "the experts' outputs are added without their gates"),
+        Mistake("every_expert_called", "every expert is called on every token; call an expert only with the tokens routed to it (that is what makes the layer sparse)"),
+        Mistake("load_counts", "the load is a count of (token, slot) pairs; divide by the number of pairs so the shares sum to 1"),
+        Mistake("load_per_token", "the load is divided by the number of tokens, so it sums to k; divide by the number of (token, slot) pairs"),
+        Mistake("moe_attention_per_expert", "the attention weights are counted once per expert, as if the model were n_experts copies of a dense model; only the FFN is replicated, attention (4 d^2 per layer) is shared"),
+    )
+}
+
+
+def affine_expert(A: np.ndarray, b: np.ndarray, e: int) -> Callable[[np.ndarray], np.ndarray]:
+    """The grader's expert ``e``: rows ``[m, d]`` to ``rows @ A[e] + b[e]``."""
+    return lambda rows: np.asarray(rows, dtype=float) @ A[e] + b[e]
+
+
+def _softmax(s: np.ndarray) -> np.ndarray:
+    e = np.exp(s - s.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def route_variants(ref, x: np.ndarray, W_r: np.ndarray, k: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """What each mistake returns as ``(indices, gates)`` for ``route(x, W_r, k)``."""
+    s = np.asarray(x, dtype=float) @ np.asarray(W_r, dtype=float)  # (..., n_experts)
+    best, _ = ref.moe_router.route(x, W_r, k)
+    ascending = best[..., ::-1]
+    lowest = np.argsort(s, axis=-1, kind="stable")[..., :k]
+
+    def gates(indices: np.ndarray) -> np.ndarray:
+        return _softmax(np.take_along_axis(s, indices, axis=-1))
+
+    return {
+        "gates_over_all_experts": (best, np.take_along_axis(_softmax(s), best, axis=-1)),
+        "topk_ascending": (ascending, gates(ascending)),
+        "topk_lowest": (lowest, gates(lowest)),
+    }
+
+
+def mix(outputs: np.ndarray, indices: np.ndarray, gates: np.ndarray) -> np.ndarray:
+    """``sum_j gates[t, j] * outputs[indices[t, j], t]`` with ``outputs`` ``[n_experts, n, d]``."""
+    tokens = np.arange(len(indices))[:, None]  # (n, 1)
+    return np.einsum("nk,nkd->nd", gates, outputs[indices, tokens])
+
+
+def moe_layer_variants(ref, x: np.ndarray, W_r: np.ndarray, experts, k: int) -> dict[str, np.ndarray]:
+    """What each mistake returns for ``moe_layer(x, W_r, experts, k)``."""
+    x = np.asarray(x, dtype=float)
+    outputs = np.stack([expert(x) for expert in experts])  # (n_experts, n, d) every expert on every token
+    indices, gates = ref.moe_router.route(x, W_r, k)
+    out = {name: mix(outputs, i, g) for name, (i, g) in route_variants(ref, x, W_r, k).items() if name != "topk_ascending"}
+    out["moe_output_unweighted"] = mix(outputs, indices, np.ones_like(gates))
+    return out
+
+
+def routed_tokens(indices: np.ndarray, n_experts: int) -> list[np.ndarray]:
+    """For each expert, the tokens (row numbers) whose ``k`` choices include it."""
+    indices = np.asarray(indices).reshape(len(indices), -1)
+    return [np.nonzero((indices == e).any(axis=-1))[0] for e in range(n_experts)]
+
+
+def received_tokens(rows: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Which token each received row is (its row number in ``x``), or -1 for a row that is no token."""
+    x = np.asarray(x, dtype=float)
+    rows = np.asarray(rows, dtype=float).reshape(-1, x.shape[-1])
+    found = np.full(len(rows), -1)
+    for r, row in enumerate(rows):
+        same = np.nonzero(np.all(np.isclose(x, row, rtol=1e-5, atol=1e-6), axis=-1))[0]
+        if len(same):
+            found[r] = same[0]
+    return found
+
+
+def routing_problems(received: list[np.ndarray], x: np.ndarray, indices: np.ndarray) -> list[str]:
+    """What is wrong with the rows each expert received, one sentence per expert; empty if nothing.
+
+    Expert ``e`` must have received every token routed to it and nothing else
+    (calling it with a token twice, or with no rows at all, is allowed).
+    """
+    problems = []
+    for e, tokens in enumerate(routed_tokens(indices, len(received))):
+        got = received_tokens(received[e], x)
+        extra = sorted(set(got.tolist()) - set(tokens.tolist()) - {-1})
+        missing = sorted(set(tokens.tolist()) - set(got.tolist()))
+        strangers = int(np.sum(got == -1))
+        if extra:
+            problems.append(f"expert {e} received tokens {extra}, which were not routed to it")
+        if strangers:
+            problems.append(f"expert {e} received {strangers} rows that are no token of x")
+        if missing:
+            problems.append(f"expert {e} never received its routed tokens {missing}")
+    return problems
+
+
+def calls_variants(n_tokens: int, n_experts: int) -> dict[str, np.ndarray]:
+    """Rows each expert receives, for each mistake."""
+    return {"every_expert_called": np.full(n_experts, n_tokens)}
+
+
+def expert_load_variants(ref, indices: np.ndarray, n_experts: int) -> dict[str, np.ndarray]:
+    """What each mistake returns for ``expert_load(indices, n_experts)``."""
+    indices = np.asarray(indices)
+    counts = np.bincount(indices.ravel(), minlength=n_experts).astype(float)
+    n_tokens = indices.size // indices.shape[-1] if indices.ndim else 1
+    return {"load_counts": counts, "load_per_token": counts / n_tokens}
+
+
+def moe_params_variants(ref, d_model: int, n_layers: int, n_experts: int, top_k: int) -> dict[str, tuple[int, int]]:
+    """What each mistake returns as ``(total, active)`` for ``moe_params(...)``."""
+    dense, _ = ref.moe_router.moe_params(d_model, n_layers, 1, 1)  # attention and one FFN per layer
+    return {"moe_attention_per_expert": (n_experts * dense, top_k * dense)}

@@ -1,0 +1,156 @@
+"""The graders of step 6 (moe_router): full marks, zero, each known mistake diagnosed, valid alternatives accepted."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from autograder import tasks
+from autograder.cases import moe_router as case
+from autograder.diagnose import moe_router as moe_mistakes
+from autograder.reference import Reference
+from autograder.report.model import GradeReport
+from autograder.sandbox.probes import PROBES
+from tests import kit
+from tests.kit import Variant
+
+STEP = "moe_router"
+TOP_K = 'indices = np.argsort(-s, axis=-1, kind="stable")[..., :k]'
+GATES = "return indices, softmax(chosen, axis=-1)"
+EXPERT_CALL = """        if len(tokens):
+            out[tokens] += gates[tokens, slot, None] * np.asarray(expert(x[tokens]), dtype=float)
+"""
+PARAMS = """    total = n_layers * (attention + n_experts * expert)
+    active = n_layers * (attention + top_k * expert)
+"""
+
+VARIANTS = (
+    Variant("gates_over_all_experts", STEP, STEP, GATES, "return indices, np.take_along_axis(softmax(s, axis=-1), indices, axis=-1)", "gates_over_all_experts"),
+    Variant("topk_ascending", STEP, STEP, TOP_K, 'indices = np.argsort(s, axis=-1, kind="stable")[..., -k:]', "topk_ascending"),
+    Variant("topk_lowest", STEP, STEP, TOP_K, 'indices = np.argsort(s, axis=-1, kind="stable")[..., :k]', "topk_lowest"),
+    Variant("moe_output_unweighted", STEP, STEP, "gates[tokens, slot, None] * np.asarray", "np.asarray", "moe_output_unweighted"),
+    Variant("every_expert_called", STEP, STEP, EXPERT_CALL, "        out[tokens] += gates[tokens, slot, None] * np.asarray(expert(x), dtype=float)[tokens]\n", "every_expert_called"),
+    Variant("load_counts", STEP, STEP, "return counts / indices.size", "return counts", "load_counts"),
+    Variant("load_per_token", STEP, STEP, "return counts / indices.size", "return counts / (indices.size // indices.shape[-1])", "load_per_token"),
+    Variant("moe_attention_per_expert", STEP, STEP, PARAMS, "    total = n_layers * n_experts * (attention + expert)\n    active = n_layers * top_k * (attention + expert)\n", "moe_attention_per_expert"),
+)
+
+ROUTE_BODY = """    s = np.asarray(x, dtype=float) @ np.asarray(W_r, dtype=float)  # (..., n_experts) router scores
+    if not 1 <= k <= s.shape[-1]:
+        raise ValueError(f"k must be between 1 and n_experts = {s.shape[-1]}, got {k}")
+    indices = np.argsort(-s, axis=-1, kind="stable")[..., :k]  # (..., k) best first; ties: lower index first
+    chosen = np.take_along_axis(s, indices, axis=-1)  # (..., k) the chosen experts' scores
+    return indices, softmax(chosen, axis=-1)  # gates over the k chosen scores only
+"""
+TORCH_ROUTE = """    import torch
+    s = torch.as_tensor(np.asarray(x, dtype=np.float32)) @ torch.as_tensor(np.asarray(W_r, dtype=np.float32))
+    scores, indices = torch.sort(s, dim=-1, descending=True, stable=True)
+    return indices[..., :k].numpy(), torch.softmax(scores[..., :k], dim=-1).numpy()
+"""
+PER_TOKEN_LAYER = """    x = np.asarray(x, dtype=float)
+    indices, gates = route(x, W_r, k)
+    out = np.zeros_like(x)
+    for t in range(len(x)):  # one token, one expert at a time
+        for j in range(k):
+            out[t] += gates[t, j] * np.asarray(experts[indices[t, j]](x[t : t + 1]))[0]
+    return out
+"""
+MOE_LAYER_BODY = """    x = np.asarray(x, dtype=float)
+    indices, gates = route(x, W_r, k)  # (n, k), (n, k)
+    out = np.zeros_like(x)  # (n, d_model)
+    for e, expert in enumerate(experts):
+        tokens, slot = np.nonzero(indices == e)  # the tokens that chose expert e, and in which of their k slots
+        if len(tokens):
+            out[tokens] += gates[tokens, slot, None] * np.asarray(expert(x[tokens]), dtype=float)
+    return out
+"""
+ALTERNATIVES = (
+    Variant("float32_router", STEP, STEP, "s = np.asarray(x, dtype=float) @ np.asarray(W_r, dtype=float)", "s = np.asarray(x, dtype=np.float32) @ np.asarray(W_r, dtype=np.float32)", ""),
+    Variant("torch_stable_sort_route", STEP, STEP, ROUTE_BODY, TORCH_ROUTE, ""),
+    Variant("per_token_moe_layer", STEP, STEP, MOE_LAYER_BODY, PER_TOKEN_LAYER, ""),
+    Variant("numpy_int_params", STEP, STEP, "    return total, active\n", "    return np.int64(total), np.int64(active)\n", ""),
+)
+
+
+@pytest.fixture(scope="module")
+def ref() -> Reference:
+    return Reference(kit.SOLUTIONS, tasks.MODULES)
+
+
+def test_reference_scores_full_marks(reference_report: GradeReport) -> None:
+    result = reference_report.step(STEP)
+    assert result.earned == result.possible == tasks.step(STEP).points, [c.message for c in result.failed]
+
+
+def test_stubs_score_zero_and_name_their_step(stubs_report: GradeReport) -> None:
+    result = stubs_report.step(STEP)
+    assert result.earned == 0
+    for check in result.checks:
+        assert check.message.startswith(tasks.step(STEP).title + ":"), check.message
+        assert not check.internal_error, check.message
+
+
+def test_every_check_needs_moe_router_py(tmp_path: Path) -> None:
+    """The reference with only moe_router.py left as the stub scores 0."""
+    folder = tmp_path / "only_moe_router_stubbed"
+    shutil.copytree(kit.SOLUTIONS, folder, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(kit.STUBS / "moe_router.py", folder / "moe_router.py")
+    result = kit.grade(folder, steps=(STEP,)).step(STEP)
+    assert result.earned == 0, [c.title for c in result.checks if c.passed]
+
+
+@pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: v.name)
+def test_known_mistake_is_diagnosed(variant: Variant, tmp_path: Path) -> None:
+    report = kit.grade(variant.build(tmp_path), steps=(variant.step,))
+    kit.assert_diagnosed(report, variant)
+
+
+@pytest.mark.parametrize("variant", ALTERNATIVES, ids=lambda v: v.name)
+def test_valid_alternative_scores_full_marks(variant: Variant, tmp_path: Path) -> None:
+    result = kit.grade(variant.build(tmp_path), steps=(variant.step,)).step(variant.step)
+    assert result.earned == result.possible, [c.message for c in result.failed]
+
+
+def test_public_scores_have_no_near_ties(ref: Reference) -> None:
+    """The value checks use inputs without ties: the order of the top k is never a matter of rounding."""
+    for x in (case.INPUTS["x"], case.INPUTS["x_batch"]):
+        s = np.sort(x @ case.INPUTS["W_r"], axis=-1)
+        assert np.diff(s, axis=-1).min() > 1e-3
+
+
+def test_tie_case_follows_the_documented_rule(ref: Reference) -> None:
+    indices, gates = ref.moe_router.route(case.TIE_X, case.TIE_W_r, 3)
+    np.testing.assert_array_equal(indices, case.TIE_INDICES)
+    s = case.TIE_X @ case.TIE_W_r
+    np.testing.assert_array_equal(indices, np.argsort(-s, axis=-1, kind="stable")[:, :3])
+    np.testing.assert_allclose(gates.sum(axis=-1), 1.0)
+
+
+def test_public_routing_reaches_every_expert(ref: Reference) -> None:
+    """Each expert gets some tokens, so calling an unused expert is not what the public check sees."""
+    indices, _ = ref.moe_router.route(case.INPUTS["x"], case.INPUTS["W_r"], 2)
+    assert all(len(t) for t in moe_mistakes.routed_tokens(indices, case.N_EXPERTS))
+
+
+def test_probe_records_the_rows_each_expert_receives(ref: Reference) -> None:
+    x, W_r, A, b = (case.INPUTS[n] for n in ("x", "W_r", "A", "b"))
+    output, rows, calls = PROBES["recorded_moe_layer"](lambda name: getattr(ref, name), x, W_r, A, b, 2)
+    indices, _ = ref.moe_router.route(x, W_r, 2)
+    np.testing.assert_allclose(output, ref.moe_router.moe_layer(x, W_r, case.EXPERTS, 2))
+    for e, tokens in enumerate(moe_mistakes.routed_tokens(indices, case.N_EXPERTS)):
+        np.testing.assert_array_equal(rows[e], x[tokens])
+        assert calls[e] == 1
+    assert moe_mistakes.routing_problems(rows, x, indices) == []
+
+
+def test_routing_problems_names_extra_missing_and_foreign_rows() -> None:
+    x = np.arange(12.0).reshape(4, 3)
+    indices = np.array([[0, 1], [1, 0], [0, 1], [1, 0]])  # expert 2 gets nothing
+    every = [x, x, x]
+    assert moe_mistakes.routing_problems(every, x, indices) == ["expert 2 received tokens [0, 1, 2, 3], which were not routed to it"]
+    problems = moe_mistakes.routing_problems([x[:3], x + 0.5, np.zeros((0, 3))], x, indices)
+    assert problems == ["expert 0 never received its routed tokens [3]", "expert 1 received 4 rows that are no token of x", "expert 1 never received its routed tokens [0, 1, 2, 3]"]
+    assert moe_mistakes.routing_problems([x, x[::-1], x[:0]], x, indices) == []  # any order, empty calls allowed
