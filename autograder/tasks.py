@@ -45,6 +45,8 @@ STEPS: tuple[Step, ...] = (
     Step("softmax", "Softmax", 10, 3, ("softmax",)),
     Step("scaling", "Scaled dot-product attention", 20, 5, ("project", "scores", "scaled_scores", "attention")),
     Step("mask", "Causal mask", 14, 4, ("causal_mask", "apply_mask", "prefix_change")),
+    Step("positions", "Positions", 14, 4, ("sinusoidal_encoding", "rope", "alibi_slopes", "alibi_bias")),
+    Step("equivariance", "Permutation equivariance", 8, 2, ("restored_outputs", "permutation_gap")),
     Step("moe_router", "Mixture-of-experts router", 12, 3, ("route", "moe_layer", "expert_load", "moe_params")),
     Step("costs", "The chapter's arithmetic", 10, 2, ("block_params", "gpt2_small_params", "score_matrix_bytes", "attention_flop_share", "crossover_length")),
 )

@@ -1,0 +1,100 @@
+"""Cases of the positions step: sinusoidal tables, RoPE rotations, ALiBi slopes and biases.
+
+Two checks look at large answers (a 320 x 64 table, 56 rotated vectors) only
+through a summary (the chapter's dot-product means, row norms, the scores of
+rotated pairs); their snapshots keep that summary, computed the same way from
+the reference and from every wrong answer, instead of the answers themselves.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from autograder import chapter
+from autograder.cases import Case
+from autograder.diagnose import positions as mistakes
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+@dataclass(frozen=True)
+class SummaryCase(Case):
+    """A case whose snapshot keeps ``summary(answer)`` for the answer and every wrong answer."""
+
+    summary: Callable[[Any], Any] = _same
+
+    def run(self, ref) -> tuple[Any, dict[str, Any]]:
+        expected, wrong = super().run(ref)
+        right = self.summary(expected)
+        summaries = {mistake: self.summary(value) for mistake, value in wrong.items()}
+        return right, {mistake: value for mistake, value in summaries.items() if not np.allclose(value, right, rtol=1e-9, atol=1e-12)}
+
+
+# The chapter's table of PE_p . PE_{p+k}: d = 64, p = 0 .. 255, these offsets k.
+DOT_OFFSETS = (0, 1, 2, 4, 8, 16, 32, 64)
+DOT_STARTS = 256
+DOT_WIDTH = 64
+DOT_ROWS = DOT_STARTS + max(DOT_OFFSETS)
+
+
+def dot_products(PE: np.ndarray) -> np.ndarray:
+    """``PE_p . PE_{p+k}`` for every offset ``k`` (rows) and start ``p = 0 .. 255`` (columns), in float64."""
+    PE = np.asarray(PE, dtype=float)
+    return np.stack([np.einsum("pd,pd->p", PE[:DOT_STARTS], PE[k : k + DOT_STARTS]) for k in DOT_OFFSETS])
+
+
+def dot_means(PE: np.ndarray) -> np.ndarray:
+    """The mean over ``p`` of ``PE_p . PE_{p+k}`` for each offset ``k``."""
+    return dot_products(PE).mean(axis=1)
+
+
+def row_norms(x: np.ndarray) -> np.ndarray:
+    return np.linalg.norm(np.asarray(x, dtype=float), axis=-1)
+
+
+# The chapter's RoPE table: a fixed q and k (d = 64), the key at start m, the query `shift` tokens later.
+ROPE_STARTS = (0, 100, 1000, 5000)
+ROPE_SHIFTS = tuple(int(shift) for shift in chapter.value("T745-rope")["example_seed0_scores"])
+_q_k = np.random.default_rng(0)  # the catalog's draw: q, then k, N(0, 1)
+ROPE_Q, ROPE_K = _q_k.normal(size=64), _q_k.normal(size=64)
+_PAIRS = [(m + s, m) for m in ROPE_STARTS for s in ROPE_SHIFTS]  # (query position, key position)
+ROPE_PAIR_X = np.vstack([np.tile(ROPE_Q, (len(_PAIRS), 1)), np.tile(ROPE_K, (len(_PAIRS), 1))])  # (2 * pairs, 64)
+ROPE_PAIR_POSITIONS = np.array([q for q, _ in _PAIRS] + [k for _, k in _PAIRS])
+
+
+def pair_scores(rotated: np.ndarray) -> np.ndarray:
+    """Raw scores ``rope(q) . rope(k)`` of the rotated pairs, ``[len(ROPE_STARTS), len(ROPE_SHIFTS)]``, in float64."""
+    rotated = np.asarray(rotated, dtype=float)
+    queries, keys = rotated[: len(_PAIRS)], rotated[len(_PAIRS) :]
+    return np.einsum("nd,nd->n", queries, keys).reshape(len(ROPE_STARTS), len(ROPE_SHIFTS))
+
+
+def _rng_inputs() -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(20260704)  # public, fixed: hidden checks draw their own
+    return {"x48": rng.normal(size=(4, 8)), "x258": rng.normal(size=(2, 5, 8)), "x36": rng.normal(size=(3, 6)), "x616": rng.normal(size=(6, 16))}
+
+
+INPUTS = _rng_inputs()
+NORM_POSITIONS = np.array([0, 3, 17, 100, 1000, 5000])
+
+CASES: tuple[Case, ...] = (
+    Case("pe_3_4", "positions", "sinusoidal_encoding", (3, 4), mistakes.sinusoidal_variants),
+    Case("pe_20_16", "positions", "sinusoidal_encoding", (20, 16), mistakes.sinusoidal_variants),
+    Case("pe_5_6_base100", "positions", "sinusoidal_encoding", (5, 6, 100.0), mistakes.sinusoidal_variants),
+    SummaryCase("pe_dots_64", "positions", "sinusoidal_encoding", (DOT_ROWS, DOT_WIDTH), mistakes.sinusoidal_variants, summary=dot_means),
+    SummaryCase("pe_norms_64", "positions", "sinusoidal_encoding", (DOT_STARTS, DOT_WIDTH), mistakes.sinusoidal_variants, summary=row_norms),
+    Case("rope_4_8", "positions", "rope", (INPUTS["x48"], np.arange(4)), mistakes.rope_variants),
+    Case("rope_batch", "positions", "rope", (INPUTS["x258"], np.arange(3, 8)), mistakes.rope_variants),
+    Case("rope_base100", "positions", "rope", (INPUTS["x36"], np.array([0, 5, 40]), 100.0), mistakes.rope_variants),
+    SummaryCase("rope_norms", "positions", "rope", (INPUTS["x616"], NORM_POSITIONS), mistakes.rope_variants, summary=row_norms),
+    SummaryCase("rope_scores", "positions", "rope", (ROPE_PAIR_X, ROPE_PAIR_POSITIONS), mistakes.rope_variants, summary=pair_scores),
+    Case("alibi_slopes_8", "positions", "alibi_slopes", (8,), mistakes.alibi_slopes_variants),
+    Case("alibi_slopes_4", "positions", "alibi_slopes", (4,), mistakes.alibi_slopes_variants),
+    Case("alibi_slopes_16", "positions", "alibi_slopes", (16,), mistakes.alibi_slopes_variants),
+    Case("alibi_6", "positions", "alibi_bias", (6, 0.5), mistakes.alibi_bias_variants),
+)

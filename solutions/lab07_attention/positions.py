@@ -1,0 +1,112 @@
+"""Step 4, positions: telling attention where each token stands (handout section `positions`).
+
+Attention alone does not see word order (step 5 proves it). Three ways to add it:
+
+- The sinusoidal encoding: a fixed vector per position, added to the token
+  vectors before the projections. Pair ``i`` (dimensions ``2i`` and ``2i+1``)
+  holds ``sin`` and ``cos`` of ``p / base**(2i/d)``, so ``PE_p . PE_{p+k}`` is
+  ``sum_i cos(k w_i)``: it depends on the offset ``k`` only.
+- RoPE: rotate each pair ``(2i, 2i+1)`` of a query or key by the angle
+  ``p * base**(-2i/d)``. Rotations keep lengths, and the score of a query at
+  ``m`` with a key at ``n`` depends only on ``n - m``.
+- ALiBi: no position vectors at all; each head adds ``-m (i - j)`` to its
+  scaled scores, a penalty that grows with the distance to the key.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+
+def sinusoidal_encoding(n_positions: int, d_model: int, base: float = 10000.0) -> np.ndarray:
+    """The sinusoidal position vectors of positions ``0 .. n_positions - 1``.
+
+    Args:
+        n_positions: how many positions (rows).
+        d_model: the width of a position vector (the token width).
+        base: the base of the frequencies (10000 in the chapter).
+
+    Returns:
+        ``PE`` of shape ``[n_positions, d_model]`` with, interleaved,
+        ``PE[p, 2i] = sin(p / base**(2i/d_model))`` and
+        ``PE[p, 2i+1] = cos(p / base**(2i/d_model))``.
+
+    Example:
+        >>> sinusoidal_encoding(3, 4).round(4)[1]
+        array([0.8415, 0.5403, 0.01  , 1.    ])
+    """
+    # BEGIN SOLUTION
+    p = np.arange(n_positions, dtype=float)[:, None]  # (n_positions, 1)
+    two_i = np.arange(0, d_model, 2, dtype=float)  # (ceil(d_model / 2),) the even dimensions 2i
+    angles = p / base ** (two_i / d_model)  # (n_positions, ceil(d_model / 2))
+    PE = np.empty((n_positions, d_model))
+    PE[:, 0::2] = np.sin(angles)  # dimensions 2i
+    PE[:, 1::2] = np.cos(angles[:, : d_model // 2])  # dimensions 2i + 1, the same angle
+    return PE
+    # END SOLUTION
+
+
+def rope(x: ArrayLike, positions: ArrayLike, base: float = 10000.0) -> np.ndarray:
+    """Rotary position embedding: turn each pair ``(2i, 2i+1)`` of ``x`` by its position's angle.
+
+    Args:
+        x: queries or keys, ``[..., n, d]`` with ``d`` even.
+        positions: the position of each of the ``n`` tokens, ``[n]``
+            (or broadcastable to ``[..., n]``).
+        base: the base of the frequencies (10000 in the chapter).
+
+    Returns:
+        An array shaped like ``x``; the pair ``(x[2i], x[2i+1])`` of the token at
+        position ``p`` is rotated counterclockwise by ``p * base**(-2i/d)``.
+
+    Example:
+        >>> rope(np.array([[1.0, 0.0]]), [np.pi / 2]).round(6)
+        array([[0., 1.]])
+    """
+    # BEGIN SOLUTION
+    x = np.asarray(x, dtype=float)
+    d = x.shape[-1]
+    if d % 2:
+        raise ValueError(f"rope needs an even width to form pairs, got d = {d}")
+    theta = base ** (-np.arange(0, d, 2) / d)  # (d/2,) one frequency per pair (2i, 2i+1)
+    angles = np.asarray(positions, dtype=float)[..., None] * theta  # (..., n, d/2)
+    cos, sin = np.cos(angles), np.sin(angles)
+    x_even, x_odd = x[..., 0::2], x[..., 1::2]  # (..., n, d/2) the two entries of each pair
+    rotated = np.stack([x_even * cos - x_odd * sin, x_even * sin + x_odd * cos], axis=-1)  # (..., n, d/2, 2)
+    return rotated.reshape(*rotated.shape[:-2], d)  # pairs back to interleaved (..., n, d)
+    # END SOLUTION
+
+
+def alibi_slopes(n_heads: int) -> np.ndarray:
+    """The ALiBi slope of each head: the geometric sequence ``2**(-8h/n_heads)``, ``h = 1 .. n_heads``.
+
+    Args:
+        n_heads: the number of heads.
+
+    Returns:
+        ``[n_heads]``; for 8 heads ``1/2, 1/4, ..., 1/256``.
+    """
+    # BEGIN SOLUTION
+    h = np.arange(1, n_heads + 1)
+    return 2.0 ** (-8.0 * h / n_heads)
+    # END SOLUTION
+
+
+def alibi_bias(n: int, slope: float) -> np.ndarray:
+    """The bias one ALiBi head adds to its scaled scores (causal).
+
+    Args:
+        n: the number of tokens (queries and keys).
+        slope: the head's slope ``m``.
+
+    Returns:
+        ``[n, n]`` with ``-slope * (i - j)`` where key ``j <= i`` (0 on the
+        diagonal, more negative the farther back the key) and ``-inf`` above
+        the diagonal.
+    """
+    # BEGIN SOLUTION
+    i = np.arange(n)[:, None]  # (n, 1) query positions
+    j = np.arange(n)[None, :]  # (1, n) key positions
+    return np.where(j <= i, -slope * (i - j), -np.inf)
+    # END SOLUTION
