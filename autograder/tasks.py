@@ -48,6 +48,8 @@ STEPS: tuple[Step, ...] = (
     Step("positions", "Positions", 14, 4, ("sinusoidal_encoding", "rope", "alibi_slopes", "alibi_bias")),
     Step("equivariance", "Permutation equivariance", 8, 2, ("restored_outputs", "permutation_gap")),
     Step("moe_router", "Mixture-of-experts router", 12, 3, ("route", "moe_layer", "expert_load", "moe_params")),
+    Step("kv_cache", "KV cache", 14, 4, ("KVCache", "decode_step", "incremental_attention", "kv_cache_bytes")),
+    Step("reference_check", "Check against PyTorch", 6, 2, ("compare_with_torch",)),
     Step("costs", "The chapter's arithmetic", 10, 2, ("block_params", "gpt2_small_params", "score_matrix_bytes", "attention_flop_share", "crossover_length")),
 )
 BY_ID = {step.id: step for step in STEPS}

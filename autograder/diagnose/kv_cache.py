@@ -1,0 +1,62 @@
+"""Wrong ways to write the KV cache, and what they return."""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from autograder.diagnose import Mistake
+
+MISTAKES = {
+    m.id: m
+    for m in (
+        Mistake("attend_before_append", "the new token attends before its key and value are appended, so it cannot see itself; append first, then attend over the whole cache"),
+        Mistake("cache_keeps_last_only", "the cache keeps only the newest tokens instead of adding them after the cached ones (concatenate along the token axis, -2)"),
+        Mistake("kv_missing_factor_two", "the factor 2 for K and V is missing: every token stores a key and a value vector per KV head and layer"),
+    )
+}
+
+
+def _attend(ref, Q: np.ndarray, K: np.ndarray, V: np.ndarray, allowed: np.ndarray, scale: bool = True) -> np.ndarray:
+    """``softmax(Q K^T [/ sqrt(d_k)])`` over the ``allowed`` keys times ``V``; a row with no allowed key gives 0."""
+    S = ref.scaling.scaled_scores(Q, K) if scale else ref.scaling.scores(Q, K)  # (..., n_q, n_k)
+    with np.errstate(invalid="ignore"):
+        weights = ref.softmax.softmax(np.where(allowed, S, -np.inf), axis=-1)
+    return np.nan_to_num(weights) @ V  # (..., n_q, d_v)
+
+
+def incremental_variants(ref, Q: np.ndarray, K: np.ndarray, V: np.ndarray) -> dict[str, np.ndarray]:
+    """What each mistake returns for ``incremental_attention`` on tokens whose projections are ``Q, K, V``.
+
+    Attending before appending, the first token sees an empty cache: torch's
+    softmax over no keys times no values gives a row of zeros.
+    """
+    Q, K, V = (np.asarray(a, dtype=float) for a in (Q, K, V))
+    n = Q.shape[-2]
+    causal = np.tril(np.ones((n, n), dtype=bool))
+    return {
+        "attend_before_append": _attend(ref, Q, K, V, np.tril(causal, k=-1)),
+        "cache_keeps_last_only": V.copy(),  # each token sees only its own key
+        "missing_scale": _attend(ref, Q, K, V, causal, scale=False),
+    }
+
+
+def decode_variants(ref, q: np.ndarray, K: np.ndarray, V: np.ndarray) -> dict[str, np.ndarray]:
+    """What each mistake returns for ``decode_step``: ``q [..., 1, d_k]`` is the new token's query,
+    the last rows of ``K [..., n, d_k]`` and ``V [..., n, d_v]`` are its key and value (outputs ``[..., 1, d_v]``)."""
+    q, K, V = (np.asarray(a, dtype=float) for a in (q, K, V))
+    everything = np.ones((1, K.shape[-2]), dtype=bool)
+    return {
+        "attend_before_append": _attend(ref, q, K[..., :-1, :], V[..., :-1, :], everything[:, :-1]),
+        "cache_keeps_last_only": V[..., -1:, :].copy(),
+        "missing_scale": _attend(ref, q, K, V, everything, scale=False),
+    }
+
+
+def kv_cache_bytes_variants(correct: ArrayLike, inverse: bool = False) -> dict[str, np.ndarray]:
+    """What each mistake gives for ``kv_cache_bytes``, or a quantity computed from it, whose right value is ``correct``.
+
+    ``inverse``: the quantity is inversely proportional to the bytes (tokens that fit in a budget).
+    """
+    correct = np.asarray(correct, dtype=float)
+    return {"kv_missing_factor_two": correct * 2 if inverse else correct / 2}

@@ -1,0 +1,114 @@
+"""Public checks of step 8, the check against PyTorch: the difference reported is the real one, and the kernel is named.
+
+The grader computes ``scaled_dot_product_attention`` itself, in this process,
+on the inputs it sends, and compares it with the student's ``attention`` output
+(fetched through the sandbox): ``compare_with_torch`` must report that
+difference. To see that the number is computed rather than typed, one check
+runs it while ``attention`` is off by a known amount.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from autograder.checking import Got, Lab, expect_that
+from autograder.diagnose import reference_check as torch_side
+
+pytestmark = pytest.mark.step("reference_check")
+
+
+
+def _inputs() -> dict[str, tuple]:
+    rng = np.random.default_rng(20260708)  # public, fixed: hidden checks draw their own
+
+    def head(*shapes: tuple[int, ...]) -> tuple[np.ndarray, ...]:
+        return tuple(rng.normal(size=s).astype(np.float32) for s in shapes)
+
+    return {
+        "2d": (*head((5, 4), (7, 4), (7, 3)), None),
+        "4d": (*head((2, 3, 6, 8), (2, 3, 6, 8), (2, 3, 6, 8)), None),
+        "causal_4d": (*head((2, 2, 5, 4), (2, 2, 5, 4), (2, 2, 5, 4)), np.tril(np.ones((5, 5), dtype=bool))),
+        "causal_offset": (*head((3, 2, 4), (3, 6, 4), (3, 6, 5)), np.tril(np.ones((2, 6), dtype=bool), k=4)),
+        "shifted": (*head((2, 4, 3), (2, 5, 3), (2, 5, 6)), np.tril(np.ones((4, 5), dtype=bool), k=1)),
+    }
+
+
+INPUTS = _inputs()
+DESCRIBE = {
+    "2d": "Q (5, 4), K (7, 4), V (7, 3) in float32, no mask",
+    "4d": "Q, K, V of shape (2, 3, 6, 8) in float32, no mask",
+    "causal_4d": "Q, K, V of shape (2, 2, 5, 4) in float32 and causal_mask(5)",
+    "causal_offset": "Q (3, 2, 4), K (3, 6, 4), V (3, 6, 5) in float32 and causal_mask(2, 6)",
+}
+
+
+def agrees_with_torch(lab: Lab, Q: np.ndarray, K: np.ndarray, V: np.ndarray, mask: Any, described: str) -> None:
+    """compare_with_torch reports what the grader finds between the student's attention and SDPA, and it is small."""
+    got = lab.call("compare_with_torch", Q, K, V, mask, text=f"compare_with_torch(Q, K, V, mask) with {described}")
+    reported, _ = got.parts("max_abs_diff", "backend")
+    reported.number()  # a number, before the grader looks further
+    output = lab.call("scaling.attention", Q, K, V, mask, text=f"attention(Q, K, V, mask) with {described}").parts("output", "weights")[0]
+    ours = output.array(Q.shape[:-1] + V.shape[-1:])
+    actual = float(np.max(np.abs(ours.astype(float) - torch_side.sdpa(Q, K, V, mask))))
+    reports(reported, actual, torch_side.compare_variants(ours, Q, K, V, mask))
+    expect_that(output, actual <= torch_side.AGREE, f"within {torch_side.AGREE:g} of scaled_dot_product_attention", f"a largest difference of {actual:.3g}")
+
+
+def reports(reported: Got, actual: float, wrong: dict) -> None:
+    """The ``max_abs_diff`` in ``reported`` is ``actual``, the difference the grader computed itself."""
+    value = reported.number()
+    holds = torch_side.same_difference(value, actual)
+    expect_that(reported, holds, f"{actual:.6g}, the largest |attention - SDPA| the grader finds", f"{value:.6g}", value=np.asarray(value), wrong=wrong)
+
+
+def names_a_kernel(backend: Got, Q: np.ndarray, K: np.ndarray, V: np.ndarray, mask: Any) -> None:
+    """The backend is a known kernel's name, and one that can run these inputs."""
+    name = backend.value
+    expect_that(backend, isinstance(name, str) and name.strip() != "", "the name of the kernel that ran", f"{name!r}")
+    named = {kernel for kernel in torch_side.KERNELS if kernel in name.lower()}
+    expect_that(backend, bool(named), f"one of {', '.join(torch_side.KERNELS)}", repr(name))
+    possible = torch_side.possible_kernels(Q, K, V, mask)
+    expect_that(backend, bool(named & possible), f"a kernel that can run these inputs here ({' or '.join(sorted(possible))})", repr(name))
+
+
+@pytest.mark.points(0.5)
+@pytest.mark.parametrize("name", ["2d", "4d"])
+def test_agrees_without_mask(lab: Lab, name: str) -> None:
+    """Without a mask: the reported difference is the grader's own, and below 1e-5"""
+    agrees_with_torch(lab, *INPUTS[name], DESCRIBE[name])
+
+
+@pytest.mark.points(0.5)
+@pytest.mark.parametrize("name", ["causal_4d", "causal_offset"])
+def test_agrees_with_causal_mask(lab: Lab, name: str) -> None:
+    """With a causal bool mask (True = may attend): the reported difference is the grader's own, and below 1e-5"""
+    agrees_with_torch(lab, *INPUTS[name], DESCRIBE[name])
+
+
+@pytest.mark.points(1.5)
+def test_reports_the_real_difference(lab: Lab) -> None:
+    """With an attention that is off by 0.25 at one entry, compare_with_torch reports 0.25"""
+    Q, K, V, mask = INPUTS["shifted"]
+    shift = np.zeros(Q.shape[:-1] + V.shape[-1:])
+    shift[1, 2, 4], shift[0, 0, 0] = 0.25, -0.125
+    text = "compare_with_torch(Q, K, V, mask) with Q (2, 4, 3), K (2, 5, 3), V (2, 5, 6), causal_mask(4, 5), while scaling.attention returns its output plus 0.25 at [1, 2, 4] and -0.125 at [0, 0, 0]"
+    got = lab.probe("compare_with_shifted_attention", Q, K, V, mask, shift, text=text)
+    result, seen = got.value
+    reported, _ = got.with_value(result).parts("max_abs_diff", "backend")
+    reported.number()  # a number, before the grader looks further
+    expect_that(reported, seen is not None, "a call of attention from scaling.py", "a result computed without calling it")
+    seen = got.with_value(seen).array(shift.shape)
+    actual = float(np.max(np.abs(seen.astype(float) - torch_side.sdpa(Q, K, V, mask))))
+    reports(reported, actual, torch_side.compare_variants(seen, Q, K, V, mask))
+
+
+@pytest.mark.points(0.5)
+def test_backend_named(lab: Lab) -> None:
+    """The backend names a kernel that can run the inputs (on CPU: "flash" or "math" for 4-d, "math" for 2-d)"""
+    for name in ("2d", "4d", "causal_4d"):
+        Q, K, V, mask = INPUTS[name]
+        got = lab.call("compare_with_torch", Q, K, V, mask, text=f"compare_with_torch(Q, K, V, mask) with {DESCRIBE[name]}")
+        names_a_kernel(got.parts("max_abs_diff", "backend")[1], Q, K, V, mask)

@@ -1,0 +1,145 @@
+"""Step 7, the KV cache (handout section `kv_cache`), in PyTorch.
+
+When a decoder generates one token at a time, the keys and values of the
+earlier tokens never change (the causal mask keeps them from seeing later
+tokens). So each step projects only the new token, appends its ``k`` and ``v``
+to a cache, and lets its query attend over everything cached so far: the new
+token is the last position, so it may see every cached key and no mask is
+needed. Run over a whole sequence this gives exactly causal full attention.
+
+The cache costs memory: per token, every layer stores one key and one value
+vector per KV head, ``2 * n_layers * n_kv_heads * d_head`` numbers.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import Tensor
+
+
+class KVCache:
+    """The keys and values of every token seen so far, for one attention head (or a batch of them).
+
+    Example:
+        >>> cache = KVCache()
+        >>> cache.append(torch.zeros(2, 3), torch.ones(2, 5))  # 2 tokens, d_k = 3, d_v = 5
+        >>> cache.append(torch.zeros(1, 3), torch.ones(1, 5))
+        >>> len(cache), tuple(cache.keys.shape), tuple(cache.values.shape)
+        (3, (3, 3), (3, 5))
+    """
+
+    def __init__(self) -> None:
+        """An empty cache."""
+        # BEGIN SOLUTION
+        self._keys: Tensor | None = None  # (..., n_cached, d_k)
+        self._values: Tensor | None = None  # (..., n_cached, d_v)
+        # END SOLUTION
+
+    def append(self, k: Tensor, v: Tensor) -> None:
+        """Add the keys and values of ``t`` new tokens after the cached ones.
+
+        Args:
+            k: keys of the new tokens, ``[..., t, d_k]``.
+            v: values of the new tokens, ``[..., t, d_v]`` (same leading axes and ``t``).
+        """
+        # BEGIN SOLUTION
+        if self._keys is None:
+            self._keys, self._values = k, v
+        else:
+            self._keys = torch.cat([self._keys, k], dim=-2)  # (..., n_cached + t, d_k)
+            self._values = torch.cat([self._values, v], dim=-2)  # (..., n_cached + t, d_v)
+        # END SOLUTION
+
+    @property
+    def keys(self) -> Tensor:
+        """Every cached key, oldest first: ``[..., n_cached, d_k]``."""
+        # BEGIN SOLUTION
+        return self._keys
+        # END SOLUTION
+
+    @property
+    def values(self) -> Tensor:
+        """Every cached value, oldest first: ``[..., n_cached, d_v]``."""
+        # BEGIN SOLUTION
+        return self._values
+        # END SOLUTION
+
+    def __len__(self) -> int:
+        """The number of cached tokens (0 for an empty cache)."""
+        # BEGIN SOLUTION
+        return 0 if self._keys is None else self._keys.shape[-2]
+        # END SOLUTION
+
+
+def decode_step(x_t: Tensor, W_Q: Tensor, W_K: Tensor, W_V: Tensor, cache: KVCache) -> Tensor:
+    """One generation step: the new token's attention output over itself and every earlier token.
+
+    Projects the new token, appends its key and value to ``cache`` *first*, then
+    lets its query attend over the whole cache (the token must see itself).
+
+    Args:
+        x_t: the new token, ``[..., d_model]`` (leading axes are batch axes).
+        W_Q: query projection, ``[d_model, d_k]``.
+        W_K: key projection, ``[d_model, d_k]``.
+        W_V: value projection, ``[d_model, d_v]``.
+        cache: the keys and values of the earlier tokens; grows by one token.
+
+    Returns:
+        The new token's output, ``[..., d_v]``, in the dtype of the inputs.
+    """
+    # BEGIN SOLUTION
+    x_t = torch.as_tensor(x_t).unsqueeze(-2)  # (..., 1, d_model)
+    q_t, k_t, v_t = x_t @ W_Q, x_t @ W_K, x_t @ W_V  # (..., 1, d_k), (..., 1, d_k), (..., 1, d_v)
+    cache.append(k_t, v_t)
+    K, V = cache.keys, cache.values  # (..., n_cached, d_k), (..., n_cached, d_v)
+    scores = q_t @ K.transpose(-1, -2) / math.sqrt(q_t.shape[-1])  # (..., 1, n_cached)
+    weights = torch.softmax(scores, dim=-1)  # the newest token may see every cached key: no mask
+    return (weights @ V).squeeze(-2)  # (..., d_v)
+    # END SOLUTION
+
+
+def incremental_attention(X: Tensor, W_Q: Tensor, W_K: Tensor, W_V: Tensor) -> Tensor:
+    """Causal attention computed the way a decoder generates: one token at a time through a :class:`KVCache`.
+
+    Args:
+        X: tokens as rows, ``[..., n, d_model]`` (leading axes are batch axes).
+        W_Q: query projection, ``[d_model, d_k]``.
+        W_K: key projection, ``[d_model, d_k]``.
+        W_V: value projection, ``[d_model, d_v]``.
+
+    Returns:
+        ``[..., n, d_v]``, in the dtype of the inputs: equal (to rounding) to full
+        attention with the causal mask, ``attention(Q, K, V, causal_mask(n))[0]``.
+    """
+    # BEGIN SOLUTION
+    X = torch.as_tensor(X)
+    cache = KVCache()
+    outputs = [decode_step(X[..., t, :], W_Q, W_K, W_V, cache) for t in range(X.shape[-2])]  # n x (..., d_v)
+    return torch.stack(outputs, dim=-2)  # (..., n, d_v)
+    # END SOLUTION
+
+
+def kv_cache_bytes(n_layers: int, n_kv_heads: int, d_head: int, n_tokens: int, bytes_per_value: float = 2, batch: int = 1) -> int:
+    """Memory of a KV cache: one key and one value vector per token, KV head and layer.
+
+    Args:
+        n_layers: transformer layers.
+        n_kv_heads: key/value heads per layer (fewer than the query heads with GQA, 1 with MQA).
+        d_head: width of one head's key (and value) vectors.
+        n_tokens: cached tokens per sequence.
+        bytes_per_value: 2 for fp16/bf16, 4 for fp32, 1 for int8.
+        batch: sequences cached at the same time.
+
+    Returns:
+        The size in bytes (divide by 1e9 for GB, by 2**30 for GiB).
+
+    Example:
+        A 7B-class model (32 layers, 32 KV heads of width 128) in fp16 holds
+        ``kv_cache_bytes(32, 32, 128, 4096)`` = 2,147,483,648 bytes (2.1 GB) for 4096 tokens.
+    """
+    # BEGIN SOLUTION
+    per_token = 2 * n_layers * n_kv_heads * d_head * bytes_per_value  # K and V: the factor 2
+    return int(per_token * n_tokens * batch)
+    # END SOLUTION

@@ -1,0 +1,80 @@
+"""Step 8, check your attention against PyTorch's (handout section `reference_check`).
+
+``torch.nn.functional.scaled_dot_product_attention`` (SDPA) computes
+``softmax(Q K^T / sqrt(d_k) + mask) V`` with one of several kernels: "flash"
+(fused, tiled; on CPU a flash kernel for 4-d inputs whose query, key and value
+widths are equal), "efficient" and "cudnn" (GPU only), and "math" (the plain
+formula, which runs everywhere). Its bool mask uses your convention: ``True``
+means the query may attend to that key.
+
+Which kernel ran: SDPA does not say, so the check runs it inside
+``torch.nn.attention.sdpa_kernel(backend)``, which allows only that one kernel
+and raises when it cannot take these inputs. Trying the kernels in the order
+flash, efficient, cudnn, math reports the first that ran. On a CPU that is
+the same kernel SDPA picks by itself ("flash" when the CPU flash kernel
+accepts the inputs, "math" otherwise).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from numpy.typing import ArrayLike
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+from scaling import attention
+
+
+def torch_attention(Q: ArrayLike, K: ArrayLike, V: ArrayLike, mask: ArrayLike | None = None) -> tuple[torch.Tensor, str]:
+    """PyTorch's attention output in float32, and the name of the kernel that computed it.
+
+    Args:
+        Q: queries, ``[..., n_q, d_k]`` (numpy array or tensor).
+        K: keys, ``[..., n_k, d_k]``.
+        V: values, ``[..., n_k, d_v]``.
+        mask: optional bool array broadcastable to ``[..., n_q, n_k]``; ``True`` = may attend.
+
+    Returns:
+        ``(output, backend)``: ``output`` is a float32 tensor ``[..., n_q, d_v]``;
+        ``backend`` is "flash", "efficient", "cudnn" or "math".
+    """
+    # BEGIN SOLUTION
+    q, k, v = (torch.as_tensor(np.asarray(a), dtype=torch.float32) for a in (Q, K, V))
+    attn_mask = None if mask is None else torch.as_tensor(np.asarray(mask, dtype=bool))
+    kernels = {SDPBackend.FLASH_ATTENTION: "flash", SDPBackend.EFFICIENT_ATTENTION: "efficient", SDPBackend.CUDNN_ATTENTION: "cudnn", SDPBackend.MATH: "math"}
+    for backend, name in kernels.items():
+        try:
+            with warnings.catch_warnings(), sdpa_kernel(backend):
+                warnings.simplefilter("ignore")  # SDPA warns about every kernel that declines the inputs
+                return F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask, dropout_p=0.0), name
+        except RuntimeError:  # this kernel cannot take these inputs here; try the next
+            continue
+    raise RuntimeError("no scaled_dot_product_attention kernel accepts these inputs")
+    # END SOLUTION
+
+
+def compare_with_torch(Q: ArrayLike, K: ArrayLike, V: ArrayLike, mask: ArrayLike | None = None) -> tuple[float, str]:
+    """How far your ``attention`` (from ``scaling.py``) is from PyTorch's, on the same inputs.
+
+    Both use the same mask, the default scale ``1 / sqrt(d_k)`` and no dropout.
+
+    Args:
+        Q: queries, ``[..., n_q, d_k]`` (numpy array).
+        K: keys, ``[..., n_k, d_k]``.
+        V: values, ``[..., n_k, d_v]``.
+        mask: optional bool array broadcastable to ``[..., n_q, n_k]``; ``True`` = may attend.
+
+    Returns:
+        ``(max_abs_diff, backend)``: the largest absolute difference between the
+        two outputs (about 1e-7 in float32 for a correct ``attention``) and the
+        name of the SDPA kernel that ran ("flash", "efficient", "cudnn" or "math").
+    """
+    # BEGIN SOLUTION
+    ours, _ = attention(Q, K, V, mask)  # (..., n_q, d_v)
+    theirs, backend = torch_attention(Q, K, V, mask)  # (..., n_q, d_v), float32
+    max_abs_diff = np.max(np.abs(np.asarray(ours, dtype=float) - theirs.double().numpy()))
+    return float(max_abs_diff), backend
+    # END SOLUTION

@@ -1,0 +1,85 @@
+"""The graders of the reference-check step: full marks, zero, known mistakes, cheats caught, and the probe."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from autograder import tasks
+from autograder.diagnose import reference_check as torch_side
+from autograder.reference import Reference
+from autograder.report.model import GradeReport
+from autograder.sandbox.client import Sandbox
+from tests import kit
+from tests.kit import Variant
+
+STEP = "reference_check"
+MASK_LINE = "attn_mask = None if mask is None else torch.as_tensor(np.asarray(mask, dtype=bool))"
+DIFF_LINE = "max_abs_diff = np.max(np.abs("
+
+VARIANTS = (
+    Variant("sdpa_float_mask", STEP, "reference_check", MASK_LINE, MASK_LINE.replace("dtype=bool", "dtype=np.float32"), "sdpa_float_mask"),
+    Variant("compare_mean_not_max", STEP, "reference_check", DIFF_LINE, DIFF_LINE.replace("np.max", "np.mean"), "compare_mean_not_max"),
+)
+CHEATS = (  # wrong without a known mistake: (name, old, new, the checks that must fail)
+    ("reports_zero_and_flash", "return float(max_abs_diff), backend", 'return 0.0, "flash"', {"test_reports_the_real_difference", "test_backend_named"}),
+    ("skips_attention", "ours, _ = attention(Q, K, V, mask)", "ours = torch_attention(Q, K, V, mask)[0].numpy()", {"test_reports_the_real_difference"}),
+)
+
+
+def test_reference_scores_full_marks(reference_report: GradeReport) -> None:
+    result = reference_report.step(STEP)
+    assert result.earned == result.possible == tasks.step(STEP).points, [c.message for c in result.failed]
+
+
+def test_stubs_score_zero_and_name_their_step(stubs_report: GradeReport) -> None:
+    result = stubs_report.step(STEP)
+    assert result.earned == 0
+    for check in result.checks:
+        assert check.message.startswith(tasks.step(STEP).title + ":"), check.message
+        assert not check.internal_error, check.message
+
+
+@pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: v.name)
+def test_known_mistake_is_diagnosed(variant: Variant, tmp_path: Path) -> None:
+    report = kit.grade(variant.build(tmp_path), steps=(variant.step,), public_only=True)
+    kit.assert_diagnosed(report, variant)
+
+
+@pytest.mark.parametrize("name, old, new, checks", CHEATS, ids=[c[0] for c in CHEATS])
+def test_cheat_fails(name: str, old: str, new: str, checks: set[str], tmp_path: Path) -> None:
+    folder = Variant(name, STEP, "reference_check", old, new, "").build(tmp_path)
+    result = kit.grade(folder, steps=(STEP,), public_only=True).step(STEP)
+    assert checks <= {c.name for c in result.failed}, [c.name for c in result.failed]
+    assert not any(c.internal_error for c in result.checks)
+
+
+def test_shift_probe_follows_an_alias_and_restores_attention(tmp_path: Path) -> None:
+    folder = Variant("alias", STEP, "reference_check", "from scaling import attention\n", "from scaling import attention as my_attention\n", "").build(tmp_path)
+    module = folder / "reference_check.py"
+    module.write_text(module.read_text(encoding="utf-8").replace("ours, _ = attention(", "ours, _ = my_attention("), encoding="utf-8")
+    rng = np.random.default_rng(0)
+    Q, K, V = (rng.normal(size=(3, 4)).astype(np.float32) for _ in range(3))
+    shift = np.zeros((3, 4))
+    shift[2, 1] = 0.75
+    with Sandbox(folder) as sandbox:
+        (reported, backend), seen = sandbox.probe("compare_with_shifted_attention", "reference_check", Q, K, V, None, shift)
+        after, _ = sandbox.call("reference_check", "compare_with_torch", Q, K, V)
+    assert abs(reported - 0.75) < 1e-5 and backend == "math"
+    np.testing.assert_allclose(seen - shift, Reference(kit.SOLUTIONS, tasks.MODULES).scaling.attention(Q, K, V)[0], atol=1e-12)
+    assert after < 1e-5  # the student's own attention is back
+
+
+def test_torch_side_helpers() -> None:
+    rng = np.random.default_rng(1)
+    Q, K, V = (rng.normal(size=(2, 3, 5, 4)).astype(np.float32) for _ in range(3))
+    mask = np.tril(np.ones((5, 5), dtype=bool))
+    ours = Reference(kit.SOLUTIONS, tasks.MODULES).scaling.attention(Q, K, V, mask)[0]
+    assert np.max(np.abs(ours - torch_side.sdpa(Q, K, V, mask))) < 1e-6
+    assert torch_side.possible_kernels(Q[0, 0], K[0, 0], V[0, 0]) == {"math"}
+    assert "math" in torch_side.possible_kernels(Q, K, V, mask)
+    wrong = torch_side.compare_variants(ours, Q, K, V, mask)
+    assert wrong["sdpa_float_mask"] > 0.01 and wrong["compare_mean_not_max"] < 1e-6
+    assert "sdpa_float_mask" not in torch_side.compare_variants(ours, Q, K, V)
