@@ -50,6 +50,8 @@ STEPS: tuple[Step, ...] = (
     Step("moe_router", "Mixture-of-experts router", 12, 3, ("route", "moe_layer", "expert_load", "moe_params")),
     Step("kv_cache", "KV cache", 14, 4, ("KVCache", "decode_step", "incremental_attention", "kv_cache_bytes")),
     Step("reference_check", "Check against PyTorch", 6, 2, ("compare_with_torch",)),
+    Step("block", "Multi-head attention and the block", 14, 4, ("multi_head", "layer_norm", "rms_norm", "feed_forward", "block")),
+    Step("gradients", "Gradients of one head", 10, 3, ("attention_backward", "central_difference")),
     Step("costs", "The chapter's arithmetic", 10, 2, ("block_params", "gpt2_small_params", "score_matrix_bytes", "attention_flop_share", "crossover_length")),
 )
 BY_ID = {step.id: step for step in STEPS}

@@ -1,0 +1,103 @@
+"""Wrong ways to write multi-head attention, the norms, the feed-forward network and the block."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from autograder.diagnose import Mistake
+from autograder.diagnose.scaling import attention_variants
+
+MISTAKES = {
+    m.id: m
+    for m in (
+        Mistake("concat_order_swapped", "the heads are concatenated in the wrong order; the table is [head 1 | head 2 | ...] in the order of `heads`"),
+        Mistake("multi_head_missing_wo", "the concatenated heads are returned without the output projection W_O"),
+        Mistake("layernorm_no_eps", "LayerNorm leaves out eps; divide by sqrt(var + eps) with eps = 1e-5"),
+        Mistake("layernorm_sample_variance", "LayerNorm uses the sample variance (divide by d - 1); it uses the population variance (divide by d)"),
+        Mistake("rmsnorm_subtracts_mean", "RMSNorm subtracts the mean (that is LayerNorm); it only divides x by sqrt(mean(x**2) + eps)"),
+        Mistake("rmsnorm_no_eps", "RMSNorm leaves out eps; divide by sqrt(mean(x**2) + eps)"),
+        Mistake("ffn_no_relu", "the feed-forward network has no ReLU on x W1 + b1"),
+        Mistake("ffn_raw_residual", "the feed-forward network reads the raw residual x; it reads LayerNorm(x)"),
+        Mistake("ffn_added_to_normalised", "the feed-forward output is added to LayerNorm(x); it is added to the un-normalised residual x"),
+        Mistake("block_norm_before_attention", "the block normalises X before attention; the worked block has no LayerNorm there (x = X + MultiHead(X))"),
+        Mistake("block_no_attention_residual", "the residual around attention is missing; x = X + MultiHead(X), not MultiHead(X)"),
+    )
+}
+
+
+def _multi_head_with(ref, X, heads, W_O, head_output) -> np.ndarray:
+    """``Concat(head_output(Q, K, V) for each head) @ W_O``."""
+    outputs = [head_output(*ref.scaling.project(X, *head)) for head in heads]
+    return np.concatenate(outputs, axis=-1) @ np.asarray(W_O, dtype=float)
+
+
+def multi_head_variants(ref, X, heads, W_O) -> dict[str, np.ndarray]:
+    """What each mistake returns for ``multi_head(X, heads, W_O)``, a wrong head included."""
+    X, W_O = np.asarray(X, dtype=float), np.asarray(W_O, dtype=float)
+    out: dict[str, np.ndarray] = {}
+    if len(heads) > 1:
+        out["concat_order_swapped"] = ref.block.multi_head(X, list(heads)[::-1], W_O)
+    widths = sum(np.shape(W_V)[-1] for _, _, W_V in heads)
+    if widths == W_O.shape[-1]:
+        out["multi_head_missing_wo"] = ref.block.multi_head(X, heads, np.eye(widths))
+    # a mistake of the student's own attention (step 2) shows up here too
+    first = ref.scaling.project(X, *heads[0])
+    for mistake in attention_variants(ref, *first):
+        try:
+            out[mistake] = _multi_head_with(ref, X, heads, W_O, lambda Q, K, V, m=mistake: attention_variants(ref, Q, K, V)[m][0])
+        except (KeyError, ValueError):  # a mistake that needs other shapes than some head has
+            continue
+    return out
+
+
+def layer_norm_variants(ref, x, eps: float = 1e-5) -> dict[str, np.ndarray]:
+    """What each mistake returns for ``layer_norm(x, eps)``."""
+    x = np.asarray(x, dtype=float)
+    centred = x - x.mean(axis=-1, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return {
+            "layernorm_no_eps": centred / x.std(axis=-1, keepdims=True),
+            "layernorm_sample_variance": centred / np.sqrt(x.var(axis=-1, keepdims=True, ddof=1) + eps),
+        }
+
+
+def rms_norm_variants(ref, x, eps: float = 1e-5) -> dict[str, np.ndarray]:
+    """What each mistake returns for ``rms_norm(x, eps)``."""
+    x = np.asarray(x, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return {
+            "rmsnorm_subtracts_mean": ref.block.layer_norm(x, eps),
+            "rmsnorm_no_eps": x / np.sqrt(np.mean(x**2, axis=-1, keepdims=True)),
+        }
+
+
+def feed_forward_variants(ref, x, W1, b1, W2, b2) -> dict[str, np.ndarray]:
+    """What each mistake returns for ``feed_forward(x, W1, b1, W2, b2)``."""
+    x = np.asarray(x, dtype=float)
+    return {"ffn_no_relu": (x @ np.asarray(W1, dtype=float) + b1) @ np.asarray(W2, dtype=float) + b2}
+
+
+def block_variants(ref, X, heads, W_O, W1, b1, W2, b2) -> dict[str, np.ndarray]:
+    """What each mistake returns for ``block(X, heads, W_O, W1, b1, W2, b2)``."""
+    X = np.asarray(X, dtype=float)
+
+    def ffn(inputs: np.ndarray) -> np.ndarray:
+        return ref.block.feed_forward(inputs, W1, b1, W2, b2)
+
+    def finish(x: np.ndarray, norm=ref.block.layer_norm) -> np.ndarray:
+        return x + ffn(norm(x))
+
+    x = X + ref.block.multi_head(X, heads, W_O)
+    norm_mistakes = {m: (lambda r, m=m: layer_norm_variants(ref, r)[m]) for m in ("layernorm_no_eps", "layernorm_sample_variance")}
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = {
+            "ffn_raw_residual": x + ffn(x),
+            "ffn_added_to_normalised": ref.block.layer_norm(x) + ffn(ref.block.layer_norm(x)),
+            "block_norm_before_attention": finish(X + ref.block.multi_head(ref.block.layer_norm(X), heads, W_O)),
+            "block_no_attention_residual": finish(ref.block.multi_head(X, heads, W_O)),
+            "ffn_no_relu": x + feed_forward_variants(ref, ref.block.layer_norm(x), W1, b1, W2, b2)["ffn_no_relu"],
+            **{m: finish(x, norm) for m, norm in norm_mistakes.items()},
+        }
+        for mistake, wrong_heads in multi_head_variants(ref, X, heads, W_O).items():
+            out.setdefault(mistake, finish(X + wrong_heads))
+    return out

@@ -1,0 +1,65 @@
+"""Wrong ways to write the backward pass of one head and the central difference, and what they return."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from autograder.diagnose import Mistake
+
+MISTAKES = {
+    m.id: m
+    for m in (
+        Mistake("grad_dv_not_transposed", "dV is A dO; it is A^T dO (value row j collects the gradient of every query that read it)"),
+        Mistake("grad_missing_scale", "dQ and dK miss the factor 1/sqrt(d_k) of the scaled scores"),
+        Mistake("grad_softmax_no_rowsum", "the softmax backward does not subtract the row sum; dS = A * (dA - rowsum(A * dA))"),
+        Mistake("grad_dk_not_transposed", "dK uses dS instead of its transpose; dK = dS^T Q / sqrt(d_k)"),
+        Mistake("grad_dq_dk_swapped", "dQ and dK are swapped (dQ = dS K / sqrt(d_k), dK = dS^T Q / sqrt(d_k))"),
+        Mistake("central_forward_difference", "this is a forward difference (f(x + h) - f(x)) / h; the central difference is (f(x + h) - f(x - h)) / 2h"),
+        Mistake("central_no_half", "the difference f(x + h) - f(x - h) is divided by h instead of 2h"),
+        Mistake("central_all_at_once", "every coordinate is moved at once; move one coordinate at a time (x + h e_i)"),
+        Mistake("central_not_restored", "a coordinate is not put back after it was moved, so the later ones are measured at a shifted point"),
+    )
+}
+
+
+def attention_backward_variants(ref, Q, K, V, dO) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """What each mistake returns as ``(dQ, dK, dV)`` for ``attention_backward(Q, K, V, dO)``."""
+    Q, K, V, dO = (np.asarray(a, dtype=float) for a in (Q, K, V, dO))
+    scale = np.sqrt(Q.shape[-1])
+    A = ref.scaling.attention(Q, K, V)[1]  # (n_q, n_k)
+    dQ, dK, dV = ref.gradients.attention_backward(Q, K, V, dO)
+    dA = dO @ np.swapaxes(V, -1, -2)
+    dS = A * (dA - np.sum(A * dA, axis=-1, keepdims=True))
+    no_rowsum = A * dA
+    out = {
+        "grad_missing_scale": (dQ * scale, dK * scale, dV),
+        "grad_softmax_no_rowsum": (no_rowsum @ K / scale, np.swapaxes(no_rowsum, -1, -2) @ Q / scale, dV),
+    }
+    if Q.shape[-2] == K.shape[-2]:  # the transposition mistakes only have the right shapes for square A
+        out["grad_dv_not_transposed"] = (dQ, dK, A @ dO)
+        out["grad_dk_not_transposed"] = (dQ, dS @ Q / scale, dV)
+    if Q.shape == K.shape:
+        out["grad_dq_dk_swapped"] = (dK, dQ, dV)
+    return out
+
+
+def central_difference_variants(f: Callable[[np.ndarray], float], x, h: float) -> dict[str, np.ndarray]:
+    """What each mistake returns for ``central_difference(f, x, h)`` (``f`` is trusted)."""
+    x = np.array(x, dtype=float)
+    forward, no_half, not_restored = (np.zeros_like(x) for _ in range(3))
+    shifted = x.copy()
+    f_x = float(f(x))
+    for index in np.ndindex(x.shape):
+        step = np.zeros_like(x)
+        step[index] = h
+        f_plus, f_minus = float(f(x + step)), float(f(x - step))
+        forward[index] = (f_plus - f_x) / h
+        no_half[index] = (f_plus - f_minus) / h
+        plus = shifted.copy()
+        plus[index] += h
+        shifted[index] -= h  # and it stays there for the later coordinates
+        not_restored[index] = (float(f(plus)) - float(f(shifted))) / (2 * h)
+    at_once = np.full_like(x, (float(f(x + h)) - float(f(x - h))) / (2 * h))
+    return {"central_forward_difference": forward, "central_no_half": no_half, "central_all_at_once": at_once, "central_not_restored": not_restored}
