@@ -6,8 +6,6 @@ from pathlib import Path
 
 import pytest
 
-from autograder import tasks
-from autograder.report.model import GradeReport
 from tests import kit
 from tests.kit import Variant
 
@@ -24,21 +22,6 @@ VARIANTS = (
     Variant("mask_off_by_one", "mask", "mask", "return j <= i + (n_k - n_q)", "return j < i + (n_k - n_q)", "mask_off_by_one"),
     Variant("mask_ignores_offset", "mask", "mask", "return j <= i + (n_k - n_q)", "return j <= i", "mask_ignores_offset"),
 )
-
-
-def test_reference_scores_full_marks(reference_report: GradeReport) -> None:
-    for step in STEPS:
-        result = reference_report.step(step)
-        assert result.earned == result.possible == tasks.step(step).points, [c.message for c in result.failed]
-
-
-def test_stubs_score_zero_and_name_their_step(stubs_report: GradeReport) -> None:
-    for step in STEPS:
-        result = stubs_report.step(step)
-        assert result.earned == 0
-        for check in result.checks:
-            assert check.message.startswith(tasks.step(step).title + ":"), check.message
-            assert not check.internal_error, check.message
 
 
 @pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: v.name)

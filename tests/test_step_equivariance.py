@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from autograder import cases, chapter, tasks
+from autograder import cases, chapter
 from autograder.cases import equivariance as ecases
 from autograder.diagnose import equivariance as mistakes
 from autograder.reference import Reference
@@ -59,19 +59,6 @@ ALTERNATIVES = (
     Variant("inverse_by_argsort", STEP, STEP, RESTORE, "    restored = out[np.argsort(perm)]\n", ""),
     Variant("float32", STEP, STEP, RESTORED_BODY, FLOAT32_RESTORED, ""),
 )
-
-
-def test_reference_scores_full_marks(reference_report: GradeReport) -> None:
-    result = reference_report.step(STEP)
-    assert result.earned == result.possible == tasks.step(STEP).points, [c.message for c in result.failed]
-
-
-def test_stubs_score_zero_and_name_their_step(stubs_report: GradeReport) -> None:
-    result = stubs_report.step(STEP)
-    assert result.earned == 0
-    for check in result.checks:
-        assert check.message.startswith(tasks.step(STEP).title + ":"), check.message
-        assert not check.internal_error, check.message
 
 
 @pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: v.name)

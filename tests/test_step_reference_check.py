@@ -10,7 +10,6 @@ import pytest
 from autograder import tasks
 from autograder.diagnose import reference_check as torch_side
 from autograder.reference import Reference
-from autograder.report.model import GradeReport
 from autograder.sandbox.client import Sandbox
 from tests import kit
 from tests.kit import Variant
@@ -27,19 +26,6 @@ CHEATS = (  # wrong without a known mistake: (name, old, new, the checks that mu
     ("reports_zero_and_flash", "return float(max_abs_diff), backend", 'return 0.0, "flash"', {"test_reports_the_real_difference", "test_backend_named"}),
     ("skips_attention", "ours, _ = attention(Q, K, V, mask)", "ours = torch_attention(Q, K, V, mask)[0].numpy()", {"test_reports_the_real_difference"}),
 )
-
-
-def test_reference_scores_full_marks(reference_report: GradeReport) -> None:
-    result = reference_report.step(STEP)
-    assert result.earned == result.possible == tasks.step(STEP).points, [c.message for c in result.failed]
-
-
-def test_stubs_score_zero_and_name_their_step(stubs_report: GradeReport) -> None:
-    result = stubs_report.step(STEP)
-    assert result.earned == 0
-    for check in result.checks:
-        assert check.message.startswith(tasks.step(STEP).title + ":"), check.message
-        assert not check.internal_error, check.message
 
 
 @pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: v.name)

@@ -23,7 +23,7 @@ import sys
 import traceback
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Callable
+from typing import Callable
 
 import numpy as np
 
