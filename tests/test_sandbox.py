@@ -74,6 +74,12 @@ def raise_limits():
     import resource
     resource.setrlimit(resource.RLIMIT_AS, (-1, -1))
 
+def long_string():
+    return "x" * 10**6
+
+def long_list():
+    return [0.5] * 10**6
+
 def torch_sum(t):
     return t.sum() * 1.0
 '''
@@ -134,6 +140,11 @@ def test_huge_output_is_cut(sandbox: Sandbox) -> None:
 
 def test_other_types_cross_as_names(sandbox: Sandbox) -> None:
     assert sandbox.call("faults", "other_type") == Unsupported("set")
+    assert sandbox.call("faults", "long_string") == Unsupported("str of 1000000 characters")
+
+
+def test_long_plain_results_are_refused(sandbox: Sandbox) -> None:
+    assert reason(sandbox, "long_list").startswith(client.UNSENDABLE.split(":")[0])
 
 
 def test_import_errors_are_remembered(sandbox: Sandbox) -> None:

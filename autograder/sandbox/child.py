@@ -28,7 +28,7 @@ from typing import Callable
 import numpy as np
 
 from autograder.sandbox import policy, probes
-from autograder.sandbox.protocol import decode, encode, read_message, write_message
+from autograder.sandbox.protocol import MAX_HEADER_BYTES, decode, encode, read_message, write_message
 
 
 class OutputLimitExceeded(BaseException):
@@ -161,6 +161,9 @@ def handle(request: dict, payload: dict, submission: Submission, limits: dict) -
             size = sum(a.nbytes for a in arrays)
             if size > limits["reply_bytes"]:
                 raise ValueError(f"{size >> 20} MiB is more than the grader accepts ({limits['reply_bytes'] >> 20} MiB)")
+            plain = len(json.dumps(value))
+            if plain > MAX_HEADER_BYTES // 2:
+                raise ValueError(f"{plain} bytes of plain numbers and strings is more than the grader accepts; return an array")
         except BaseException as caught:  # noqa: BLE001  e.g. an array of objects
             error, arrays, unsendable = str(caught)[:300], [], True
     printed = captured.size + captured.dropped

@@ -21,6 +21,7 @@ import numpy as np
 
 HEADER = struct.Struct(">I")
 MAX_HEADER_BYTES = 1 << 20  # the JSON part: numbers, short strings, output
+MAX_STRING_CHARS = 10_000  # a longer returned string crosses as its type and length only
 
 
 class ProtocolError(Exception):
@@ -57,6 +58,8 @@ def _torch_to_numpy(value: Any) -> np.ndarray | None:
 
 def encode(value: Any, arrays: list[np.ndarray]) -> Any:
     """Turn ``value`` into a JSON-able tree, appending arrays to ``arrays``."""
+    if isinstance(value, str) and len(value) > MAX_STRING_CHARS:
+        return {"unsupported": f"str of {len(value)} characters"}
     if value is None or isinstance(value, (bool, str)):
         return value
     if isinstance(value, (int, float)) and not isinstance(value, bool):
