@@ -72,7 +72,7 @@ class Got:
             value = np.asarray(value)
         if isinstance(value, np.ndarray) and value.shape == () and value.dtype.kind in "iuf":
             return float(value)
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and abs(value) < 1e308:
             return float(value)
         self.fail("a number", describe(value))
 

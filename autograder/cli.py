@@ -11,7 +11,7 @@ import os
 import sys
 from pathlib import Path
 
-from autograder import cases, engine, stubs, tasks
+from autograder import cases, engine, handout, stubs, tasks
 from autograder.report import render
 from autograder.sandbox.client import Limits
 
@@ -95,6 +95,28 @@ def snapshot_command(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def timing_command(args: argparse.Namespace) -> int:
+    """Measure the submission's timing.py; write reports/timing.json and the plots; print the summary."""
+    from autograder.timing import analysis, report, runner
+
+    folder = Path(args.folder)
+    if not (folder / "timing.py").is_file():
+        print(f"attnlab timing: {folder} has no timing.py (give the folder that holds your lab files)", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        data = runner.measure(folder, device=args.device, quick=args.quick, progress=not args.no_progress)
+        written = runner.write(folder, data)
+    except runner.MeasurementError as error:
+        print(f"attnlab timing: no report written: {error.message}", file=sys.stderr)
+        if error.output:
+            print(f"your code printed:\n{error.output}", file=sys.stderr)
+        return 1
+    for line in analysis.summary(report.parse(data)):
+        print(line)
+    print("wrote " + ", ".join(str(path) for path in written))
+    return EXIT_OK
+
+
 def parser() -> argparse.ArgumentParser:
     main = argparse.ArgumentParser(prog="attnlab", description="Autograder kit for the attention lab (lab 7).")
     sub = main.add_subparsers(dest="command", required=True)
@@ -122,6 +144,15 @@ def parser() -> argparse.ArgumentParser:
     snap.add_argument("--reference", default=str(Path("solutions") / tasks.LAB))
     snap.add_argument("--module", action="append", help="only this case module (repeatable; default: all)")
     snap.set_defaults(run=snapshot_command)
+
+    timing = sub.add_parser("timing", help="time your timing.py (in the sandbox); write reports/timing.json and the plots")
+    timing.add_argument("folder", nargs="?", default=str(DEFAULT_FOLDER), help=f"the submission folder (default: {DEFAULT_FOLDER})")
+    timing.add_argument("--device", choices=["cpu", "cuda"], help="where to measure (default: CUDA when available, else the CPU)")
+    timing.add_argument("--quick", action="store_true", help="the reduced sweep (fewer sizes and repeats; same fit ranges)")
+    timing.add_argument("--no-progress", action="store_true", help="no progress bar")
+    timing.set_defaults(run=timing_command)
+
+    handout.register(sub)
     return main
 
 

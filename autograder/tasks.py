@@ -53,6 +53,7 @@ STEPS: tuple[Step, ...] = (
     Step("block", "Multi-head attention and the block", 14, 4, ("multi_head", "layer_norm", "rms_norm", "feed_forward", "block")),
     Step("gradients", "Gradients of one head", 10, 3, ("attention_backward", "central_difference")),
     Step("costs", "The chapter's arithmetic", 10, 2, ("block_params", "gpt2_small_params", "score_matrix_bytes", "attention_flop_share", "crossover_length")),
+    Step("timing", "Timing attention", 12, 0, ("time_attention", "loglog_slope", "time_decoding", "peak_memory")),
 )
 BY_ID = {step.id: step for step in STEPS}
 MODULES = tuple(step.module for step in STEPS)

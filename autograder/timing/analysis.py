@@ -1,0 +1,100 @@
+"""Numbers derived from a timing report: fits, speed-ups, review flags, the summary.
+
+The runner uses these to fill in the report, the plots to draw it, and the
+graders to recompute what the report claims. Everything here is plain numpy
+on validated data (:mod:`autograder.timing.report`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from autograder.timing.calibration import GPU_NOT_CALIBRATED, windows_for
+from autograder.timing.report import Attention, Decoding, TimingReport
+
+MiB = 2**20
+FLAT_LOCAL_SLOPES = 0.01  # real local slopes differ by more than this between neighbouring sizes
+MIN_DISTINCT_LATENCIES = 0.1  # share of distinct per-token latencies below which they look made up
+
+
+def fit_slope(x: np.ndarray, y: np.ndarray) -> float:
+    """The least-squares slope of ``log y`` against ``log x``."""
+    return float(np.polyfit(np.log(np.asarray(x, dtype=float)), np.log(np.asarray(y, dtype=float)), 1)[0])
+
+
+def local_slopes(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """The slope between each pair of neighbouring points on the log-log plot."""
+    return np.diff(np.log(np.asarray(y, dtype=float))) / np.diff(np.log(np.asarray(x, dtype=float)))
+
+
+def attention_slope(attention: Attention, name: str) -> float:
+    """The fitted slope of series ``name``'s medians over the report's fit range."""
+    mask = attention.in_fit
+    return fit_slope(attention.ns[mask], attention.series[name].median[mask])
+
+
+def blocks(positions: np.ndarray, seconds: np.ndarray, fit: tuple[int, int], block: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(centres, medians)`` of the ``block``-token blocks of the fit range: one spike cannot tilt a fit through them."""
+    mask = (positions >= fit[0]) & (positions <= fit[1])
+    t, s = np.asarray(positions, dtype=float)[mask], np.asarray(seconds, dtype=float)[mask]
+    return t.reshape(-1, block).mean(axis=1), np.median(s.reshape(-1, block), axis=1)
+
+
+def decoding_slope(decoding: Decoding, seconds: np.ndarray) -> float:
+    """The fitted slope of per-token seconds against the token position: block medians over the fit range."""
+    return fit_slope(*blocks(decoding.positions, seconds, decoding.fit, decoding.block))
+
+
+def speedups(without_cache: np.ndarray, with_cache: np.ndarray, block: int) -> tuple[float, float]:
+    """``(at the last token, total)``: the ratio of the medians of the last ``block`` tokens, and of the sums."""
+    last = float(np.median(without_cache[-block:]) / np.median(with_cache[-block:]))
+    return last, float(np.sum(without_cache) / np.sum(with_cache))
+
+
+def naive_over_sdpa(attention: Attention) -> np.ndarray:
+    """The naive head's median time over SDPA's, per n."""
+    return attention.series["naive"].median / attention.series["sdpa"].median
+
+
+def review_flags(report: TimingReport) -> list[str]:
+    """Signs that the numbers were not measured: each is a reason for a person to look, not a verdict."""
+    flags = []
+    attention = report.attention
+    for name, series in attention.series.items():
+        same = [int(n) for n, times in zip(attention.ns, series.seconds) if len(times) >= 3 and max(times) == min(times)]
+        if same:
+            flags.append(f"{name}: every repeat took exactly the same time at n = {', '.join(map(str, same[:6]))}")
+        mask = attention.in_fit
+        if np.count_nonzero(mask) >= 3:
+            steps = local_slopes(attention.ns[mask], series.median[mask])
+            if np.ptp(steps) < FLAT_LOCAL_SLOPES:
+                flags.append(f"{name}: the slope between neighbouring sizes never changes ({', '.join(f'{s:.3f}' for s in steps)}); measured times wobble")
+    ratio = naive_over_sdpa(attention)[attention.in_fit]
+    if ratio[-1] <= ratio[0]:
+        flags.append(f"naive/SDPA does not grow with n over the fit range ({ratio[0]:.2f} at the smallest n, {ratio[-1]:.2f} at the largest); the naive head's n x n temporaries make it fall further behind")
+    for label, run in (("without cache", report.decoding.without_cache), ("with cache", report.decoding.with_cache)):
+        if len(np.unique(run.seconds)) < MIN_DISTINCT_LATENCIES * len(run.seconds):
+            flags.append(f"decoding {label}: per-token latencies repeat exactly ({len(np.unique(run.seconds))} distinct values for {len(run.seconds)} tokens)")
+    return flags
+
+
+def summary(report: TimingReport) -> list[str]:
+    """A few lines that say what the report found (printed by ``attnlab timing`` and the GPU bench)."""
+    env, attention, decoding, memory = report.environment, report.attention, report.decoding, report.memory
+    series = attention.series
+    last_n = int(attention.ns[-1])
+    same = decoding.without_cache.tokens == decoding.with_cache.tokens
+    big = int(np.argmax(memory.ns))
+    lines = [
+        f"device: {env.device} ({env.device_name}), torch {env.torch}, {env.dtype}, {env.threads} thread(s), SDPA backend {env.sdpa_backend}; {report.sweep} sweep",
+        f"attention, slope of log t on log n over n = {attention.fit[0]}..{attention.fit[1]}: naive {series['naive'].slope:.2f}, "
+        f"SDPA {series['sdpa'].slope:.2f}, causal naive {series['causal_naive'].slope:.2f}; naive/SDPA at n = {last_n}: {naive_over_sdpa(attention)[-1]:.1f}x",
+        f"decoding {decoding.n_tokens} tokens: per-token slope {decoding.without_cache.slope:.2f} without cache, {decoding.with_cache.slope:.2f} with; "
+        f"speed-up at token {decoding.n_tokens}: {decoding.speedup_last:.1f}x, total {decoding.speedup_total:.1f}x; tokens identical: {'yes' if same else 'NO'}",
+        f"peak memory at n = {int(memory.ns[big])}: naive {memory.allocated['naive'][big] / MiB:.1f} MiB, SDPA {memory.allocated['sdpa'][big] / MiB:.1f} MiB "
+        f"(one float32 score matrix: {memory.score_bytes[big] / MiB:.1f} MiB); measured with {memory.method}",
+    ]
+    if not windows_for(env.device).calibrated:
+        lines.append(f"note: {GPU_NOT_CALIBRATED}")
+    lines.extend(f"review: {flag}" for flag in review_flags(report))
+    return lines
