@@ -64,3 +64,14 @@ def assert_diagnosed(report: GradeReport, variant: Variant) -> None:
     named = {c.mistake for c in result.failed}
     assert variant.mistake in named, f"{variant.name}: expected diagnosis {variant.mistake!r}, got {named}; messages: {[c.message for c in result.failed]}"
     assert not any(c.internal_error for s in report.steps for c in s.checks), "a grader broke on this variant"
+
+
+def check_variant(variant: Variant, into: Path, *, public_only: bool = False) -> None:
+    """Grade the wrong variant on its step alone and require its diagnosis."""
+    assert_diagnosed(grade(variant.build(into), steps=(variant.step,), public_only=public_only), variant)
+
+
+def check_alternative(variant: Variant, into: Path) -> None:
+    """Grade a valid alternative on its step alone and require full marks."""
+    result = grade(variant.build(into), steps=(variant.step,)).step(variant.step)
+    assert result.earned == result.possible, [c.message for c in result.failed]
