@@ -11,7 +11,7 @@ import os
 import sys
 from pathlib import Path
 
-from autograder import cases, engine, handout, stubs, tasks
+from autograder import cases, engine, handout, nbgrader_course, stubs, tasks
 from autograder.report import render
 from autograder.sandbox.client import Limits
 
@@ -153,6 +153,7 @@ def parser() -> argparse.ArgumentParser:
     timing.set_defaults(run=timing_command)
 
     handout.register(sub)
+    nbgrader_course.register(sub)
     return main
 
 

@@ -1,0 +1,204 @@
+"""What the lab notebook's cells call, inside the notebook's kernel.
+
+A grade cell calls :func:`grade`. The grading itself runs in a separate
+process (:mod:`autograder.nbgrader_course.run`, started with ``python -I`` from
+a temporary folder, so neither the submission nor the kernel's state is on
+its path); student code runs only in that process's sandbox. So nothing a
+student module does at import, and nothing in this kernel's namespace, can
+change the score a cell computes. What comes back is the Gradescope-style
+JSON of the report; the cell prints its step's feedback to stdout (nbgrader
+scores any stderr output as 0) and returns a plain ``float``.
+
+Public checks (the released cell) grade one step per call. With the
+instructor's private folder (the hidden block of an autograded cell) the
+first cell grades every step the notebook holds in one run, and the other
+cells read that run's result: one grader process per student.
+
+This module is imported in the kernel, so it imports nothing heavy.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+
+from autograder import tasks
+
+# Set by the course's execute preprocessor (nbgrader_course.preprocessors.GuardedExecute).
+ENV_STUDENT = "ATTNLAB_STUDENT"  # the submission's identity, for its hidden-input seed
+ENV_STEPS = "ATTNLAB_GRADE_STEPS"  # the steps whose grade cells this notebook holds (comma-separated)
+DEFAULT_DEADLINE_S = 900.0  # one grading run; a course's settings.json may say otherwise
+# The private folder of a course (written by nbgrader_course.course, read by nbgrader_course.run).
+SETTINGS, HIDDEN, REFERENCE, SECRET = "settings.json", "hidden", "reference", "secret"
+STOP_GRACE_S = 15.0  # after an interrupt, the grader's time to stop its sandboxes before it is killed
+WIDTH = 96
+
+NO_PRIVATE = "The course's private folder named in this grade cell does not exist or has no settings.json: rebuild the course with `attnlab nbgrader-course`."
+NOT_FINISHED = "The grader did not finish within {seconds:g} s, so this step scores 0. Code that hangs or runs very slowly is the usual cause."
+INTERRUPTED = "Grading was interrupted (the notebook cell's time limit), so this step scores 0."
+GRADER_FAILED = "The grader itself failed ({detail}), so this step scores 0; this is not your mistake: tell your instructor."
+NO_CHECKS = "No checks of this step ran, so it scores 0."
+HIDDEN_LATER = "The remaining {points:g} points come from hidden checks that run when your instructor grades."
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One grading run: the checks' results (Gradescope test dicts), or why there are none."""
+
+    tests: tuple[dict, ...] = ()
+    failure: str = ""
+
+
+_runs: dict[tuple, Outcome] = {}  # private-folder runs of this kernel, by (folder, private, steps, content)
+
+
+def grade(step_id: str, private: str | None = None, folder: str | os.PathLike = ".") -> float:
+    """Grade step ``step_id`` of the submission in ``folder``; print its feedback, return its score.
+
+    Args:
+        step_id: the lab step, as in the registry.
+        private: the instructor's private folder (hidden graders, reference, secret,
+            settings.json), or None for the public checks.
+        folder: the submission; the notebook's own folder by default.
+
+    Returns:
+        The points earned, a plain float between 0 and the step's points.
+    """
+    step = tasks.step(step_id)
+    submission = Path(folder).resolve()
+    if private is None:
+        outcome = _grade_once(submission, (step.id,), None)
+    else:
+        settings = _settings(Path(private))
+        outcome = _grade_batch(submission, Path(private).resolve(), step.id, settings)
+    checks = [test for test in outcome.tests if test.get("tags", [None])[0] == step.id]
+    earned = sum(float(test["score"]) for test in checks)
+    earned = float(min(max(earned, 0.0), step.points))
+    print(_feedback(step, checks, earned, outcome.failure, public_only=private is None))
+    return earned
+
+
+def show_timing_plots(folder: str | os.PathLike = ".") -> None:
+    """Display the PNG plots ``attnlab timing`` wrote into ``folder/reports`` (or say how to make them)."""
+    from IPython.display import Image, display
+
+    from autograder.timing.report import FOLDER, PLOTS
+
+    reports = Path(folder) / FOLDER
+    shown = 0
+    for name in PLOTS.values():
+        path = reports / name
+        if path.is_file() and not path.is_symlink() and path.stat().st_size <= 8 << 20:
+            print(f"{FOLDER}/{name}:")
+            display(Image(data=path.read_bytes(), format="png"))
+            shown += 1
+    if not shown:
+        print(f"No plots in {FOLDER}/ yet: run `attnlab timing` in this folder, then run this cell again.")
+
+
+def _settings(private: Path) -> dict:
+    try:
+        return json.loads((private / SETTINGS).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        raise RuntimeError(NO_PRIVATE) from None
+
+
+def _grade_batch(submission: Path, private: Path, step_id: str, settings: dict) -> Outcome:
+    """This step's run with the private folder: the notebook's steps graded once per kernel and content."""
+    steps = tuple(s for s in os.environ.get(ENV_STEPS, "").split(",") if s in tasks.BY_ID) or tuple(tasks.BY_ID)
+    if step_id not in steps:
+        steps = (step_id,)
+    key = (submission, private, steps, _content_digest(submission))
+    if key not in _runs:
+        try:
+            _runs[key] = _grade_once(submission, steps, private, float(settings.get("deadline_s", DEFAULT_DEADLINE_S)))
+        except KeyboardInterrupt:  # the cell's timeout: the later cells say so at once instead of grading again
+            _runs[key] = Outcome(failure=INTERRUPTED)
+            raise
+    return _runs[key]
+
+
+def _content_digest(folder: Path) -> str:
+    """A digest of the submission's files (the batch is graded again when they change)."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in [*folder.glob("*.py"), *folder.glob("reports/*")] if p.is_file()):
+        stat = path.stat()
+        digest.update(f"{path.name}\0{stat.st_size}\0{stat.st_mtime_ns}\0".encode())
+    return digest.hexdigest()
+
+
+def _grade_once(submission: Path, steps: tuple[str, ...], private: Path | None, deadline_s: float = DEFAULT_DEADLINE_S) -> Outcome:
+    """Run the grader process on ``submission`` for ``steps``; its report or the reason there is none."""
+    request = {
+        "folder": str(submission),
+        "steps": list(steps),
+        "private": str(private) if private else None,
+        "student": os.environ.get(ENV_STUDENT) or submission.name,
+    }
+    package_root = str(Path(__file__).resolve().parents[2])
+    bootstrap = (
+        "import sys; sys.path.insert(0, sys.argv[1]); "
+        "from autograder.nbgrader_course.run import main; sys.path.remove(sys.argv[1]); sys.exit(main(sys.argv[2]))"
+    )
+    with tempfile.TemporaryDirectory(prefix="attnlab-grade-") as work:
+        process = subprocess.Popen(
+            [sys.executable, "-I", "-c", bootstrap, package_root, json.dumps(request)],
+            cwd=work,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+        try:
+            out, err = process.communicate(timeout=deadline_s)
+        except subprocess.TimeoutExpired:
+            _stop(process)
+            return Outcome(failure=NOT_FINISHED.format(seconds=deadline_s))
+        except BaseException:  # an interrupt of the cell: let the grader stop its sandboxes first
+            _stop(process)
+            raise
+    if process.returncode != 0:
+        lines = err.decode("utf-8", "replace").strip().splitlines() or [f"exit status {process.returncode}"]
+        return Outcome(failure=GRADER_FAILED.format(detail=lines[-1][:300]))
+    try:
+        return Outcome(tests=tuple(json.loads(out)["tests"]))
+    except (ValueError, KeyError, TypeError):
+        return Outcome(failure=GRADER_FAILED.format(detail="its report was unreadable"))
+
+
+def _stop(process: subprocess.Popen) -> None:
+    """Interrupt the grader (it tears its sandboxes down), then kill it if it does not stop."""
+    try:
+        process.send_signal(signal.SIGINT)
+        process.communicate(timeout=STOP_GRACE_S)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.communicate()
+
+
+def _feedback(step: tasks.Step, checks: list[dict], earned: float, failure: str, *, public_only: bool) -> str:
+    possible = step.public_points if public_only else step.points
+    lines = [f"{step.title}: {earned:g} of {possible:g} points" + (" (public checks)" if public_only else "")]
+    if failure:
+        lines.append(failure)
+    elif not checks:
+        lines.append(NO_CHECKS)
+    for test in checks:
+        passed = float(test["score"]) >= float(test["max_score"])
+        name = str(test["name"]).removeprefix(f"{step.title}: ")
+        hidden = " (hidden)" if test.get("visibility") == "after_published" else ""
+        lines.append(f"  {'passed' if passed else 'FAILED'}  {name}{hidden} [{float(test['max_score']):g} pt]")
+        if not passed:
+            lines.extend(textwrap.wrap(str(test.get("output", "")), WIDTH, initial_indent="          ", subsequent_indent="          "))
+    if public_only and step.hidden_points:
+        lines.append(HIDDEN_LATER.format(points=step.hidden_points))
+    lines.append(f"Handout: {step.handout}")
+    return "\n".join(lines)

@@ -1,0 +1,108 @@
+"""Write an nbgrader course folder for the lab.
+
+::
+
+    DIR/nbgrader_config.py           the settings that make nbgrader right for a .py-based lab
+    DIR/source/lab07_attention/      the notebook (hidden blocks name DIR/private), the reference
+                                     modules (stripped to stubs at release), the handout and figures
+    DIR/private/                     instructor only (mode 700): hidden/ graders, reference/,
+                                     secret (the course secret of the hidden inputs), settings.json
+
+The private folder is outside ``source/``, so nbgrader never releases it; the
+autograded grade cells find it by its absolute path. Writing checks the
+solutions' markers first (a malformed one is an error naming the file and line).
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from autograder import stubs, tasks
+from autograder.nbgrader_course import cells, config, notebook
+
+CONFIG = "nbgrader_config.py"
+HANDOUT_FILES = ("lab07_attention.md", "figures")
+
+
+class CourseError(Exception):
+    """The course cannot be written as asked; the message says why and what to do."""
+
+
+@dataclass(frozen=True)
+class CourseOptions:
+    """Where the course goes, where the kit's reference and hidden graders are, and the grading limits."""
+
+    folder: Path
+    kit: Path  # the instructor kit: solutions/<lab>, hidden/<lab>, handouts/
+    call_timeout_s: float | None = None  # sandbox seconds per call into student code (default: the engine's)
+    import_timeout_s: float | None = None  # sandbox seconds to import a student module
+    deadline_s: float = cells.DEFAULT_DEADLINE_S  # one student's whole grading run
+    force: bool = False
+
+
+def write_course(options: CourseOptions) -> list[Path]:
+    """Write the course; returns the files and folders written."""
+    folder, kit = Path(options.folder).resolve(), Path(options.kit).resolve()
+    solutions, hidden = kit / "solutions" / tasks.LAB, kit / "hidden" / tasks.LAB
+    for needed in (solutions, hidden):
+        if not needed.is_dir():
+            raise CourseError(f"the kit at {kit} has no {needed.relative_to(kit)}; give the instructor kit with --kit")
+    missing = [f"{module}.py" for module in tasks.MODULES if not (solutions / f"{module}.py").is_file()]
+    if missing:
+        raise CourseError(f"{solutions} lacks the reference of {', '.join(missing)}")
+    for module in sorted(solutions.glob("*.py")):
+        stubs.find_regions(module.read_text(encoding="utf-8"), module)  # MarkerError names the file and line
+    if (folder / CONFIG).exists() and not options.force:
+        raise CourseError(f"{folder / CONFIG} exists; pass --force to rewrite the course's config, source and private files")
+
+    private = folder / "private"
+    source = folder / "source" / tasks.LAB
+    written = [_write(folder / CONFIG, config.config_text(options.deadline_s))]
+    source.mkdir(parents=True, exist_ok=True)
+    written.append(_write(source / notebook.NOTEBOOK, notebook.text(notebook.build(str(private)))))
+    for module in tasks.MODULES:
+        written.append(_copy(solutions / f"{module}.py", source / f"{module}.py"))
+    for name in HANDOUT_FILES:
+        if (kit / "handouts" / name).exists():
+            written.append(_copy(kit / "handouts" / name, source / "handouts" / name))
+
+    private.mkdir(parents=True, exist_ok=True)
+    private.chmod(0o700)
+    written.append(_copy(hidden, private / cells.HIDDEN, pattern="*.py"))
+    written.append(_copy(solutions, private / cells.REFERENCE, pattern="*.py"))
+    secret = private / cells.SECRET
+    if not secret.exists():  # kept across rewrites: the hidden inputs of a student stay reproducible
+        secret.write_text(secrets.token_hex(32) + "\n", encoding="utf-8")
+        secret.chmod(0o600)
+        written.append(secret)
+    limits = {"call_timeout_s": options.call_timeout_s, "import_timeout_s": options.import_timeout_s}
+    settings = {"deadline_s": options.deadline_s, "limits": {k: v for k, v in limits.items() if v is not None}}
+    written.append(_write(private / cells.SETTINGS, json.dumps(settings, indent=2) + "\n"))
+    return written
+
+
+def _write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _copy(source: Path, target: Path, pattern: str | None = None) -> Path:
+    """Copy a file, or a folder's ``pattern`` files (replacing what was there)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if source.is_file():
+        shutil.copyfile(source, target)
+        return target
+    if target.exists():
+        shutil.rmtree(target)
+    if pattern is None:
+        shutil.copytree(source, target, ignore=shutil.ignore_patterns("__pycache__"))
+    else:
+        target.mkdir()
+        for path in sorted(source.glob(pattern)):
+            shutil.copyfile(path, target / path.name)
+    return target

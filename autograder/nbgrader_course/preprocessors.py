@@ -1,0 +1,143 @@
+"""nbgrader preprocessors of the course (named in its ``nbgrader_config.py``).
+
+- :class:`StripSolutionFiles` (generate_assignment): replaces the ``.py`` files
+  nbgrader copied into the release by their stubs; a malformed marker fails
+  the release (nbgrader removes it and exits 1).
+- :class:`OnlyKitCode` (autograde, sanitising): every code cell that is not
+  one of the kit's locked cells becomes a markdown cell showing its code, so
+  nothing a student adds to the notebook runs before or around the grade cells
+  (an IPython input transformer wrapping later cells in ``try/except: pass``
+  would otherwise score full marks), and the kit cells get the kit's metadata
+  back (a ``skip-execution`` tag would otherwise skip a grade cell: full marks).
+- :class:`GuardedExecute` (autograde): nbgrader's Execute with a kernel that
+  does not have the submission folder on its path (a student's
+  ``autograder/`` or ``ipykernel_launcher.py`` would otherwise replace the
+  kit's), the student id and the notebook's steps in the kernel's environment,
+  and a kernel that dies costs only the cell it died in: that cell gets an
+  error output (an explicit 0 with the reason in the feedback) and the
+  remaining cells run in a fresh kernel.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from jupyter_client.manager import AsyncKernelManager
+from jupyter_core.utils import run_sync
+from nbclient import NotebookClient
+from nbclient.exceptions import DeadKernelError
+from nbformat import NotebookNode
+from nbgrader.api import Gradebook
+from nbgrader.coursedir import CourseDirectory
+from nbgrader.preprocessors import Execute, NbGraderPreprocessor
+
+from autograder.nbgrader_course import cells, notebook, release
+
+# Runs ipykernel_launcher with the working directory taken off sys.path ("-c" puts "" first).
+ISOLATED_LAUNCH = "import sys, runpy; del sys.path[0]; runpy.run_module('ipykernel_launcher', run_name='__main__', alter_sys=True)"
+KERNEL_DIED = "KernelDied"
+KERNEL_DIED_TEXT = "the notebook's kernel died while this cell ran, so it scores 0; the cells after it ran in a fresh kernel"
+ADDED_CELL = "*A code cell added to the notebook; it was not run while grading:*\n\n{fence}python\n{source}\n{fence}"
+
+
+class StripSolutionFiles(NbGraderPreprocessor):
+    """Replace the release's copied ``.py`` files by their stubs (per notebook; a stub stays as it is)."""
+
+    def preprocess(self, nb: NotebookNode, resources: dict) -> tuple[NotebookNode, dict]:
+        coursedir = CourseDirectory(config=self.config)
+        target = Path(coursedir.format_path(coursedir.release_directory, ".", resources["nbgrader"]["assignment"]))
+        for path in release.strip_folder(target):
+            self.log.info("attnlab: released the stub of %s", path.name)
+        return nb, resources
+
+
+class OnlyKitCode(NbGraderPreprocessor):
+    """Sanitising: only the kit's code cells run, with the kit's metadata; any other code cell becomes inert markdown.
+
+    Runs after OverwriteCells, which has restored the kit cells' source. A kit
+    cell is a code cell whose grade id is a locked code cell of the gradebook's
+    source notebook. Its metadata is rebuilt from the gradebook, so a tag the
+    student added (``skip-execution`` makes nbclient skip the cell, and a grade
+    cell without output scores full points) or a changed flag is gone.
+    """
+
+    def preprocess(self, nb: NotebookNode, resources: dict) -> tuple[NotebookNode, dict]:
+        info = resources["nbgrader"]
+        with Gradebook(info["db_url"]) as gradebook:
+            source = gradebook.find_notebook(info["notebook"], info["assignment"])
+            locked = {cell.name for cell in source.source_cells if cell.locked and cell.cell_type == "code"}
+            points = {cell.name: float(cell.max_score) for cell in source.grade_cells}
+        nb.cells = [self._sanitised(cell, index, locked, points) for index, cell in enumerate(nb.cells)]
+        return nb, resources
+
+    def _sanitised(self, cell: NotebookNode, index: int, locked: set[str], points: dict[str, float]) -> NotebookNode:
+        if cell.cell_type != "code":
+            return cell
+        nbgrader = cell.metadata.get("nbgrader", {})
+        grade_id = nbgrader.get("grade_id")
+        if grade_id in locked:
+            kit = {"grade": grade_id in points, "grade_id": grade_id, "locked": True, "schema_version": 3, "solution": False, "task": False, "checksum": nbgrader.get("checksum")}
+            if grade_id in points:
+                kit["points"] = points[grade_id]
+            cell.metadata = NotebookNode({"deletable": False, "editable": False, "nbgrader": NotebookNode(kit)})
+            return cell
+        self.log.warning("attnlab: a code cell added by the student (cell %d) will not run", index)
+        fence = "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", cell.source)), default=0))
+        markdown = NotebookNode(cell_type="markdown", metadata=NotebookNode(), source=ADDED_CELL.format(fence=fence, source=cell.source))
+        if "id" in cell:
+            markdown["id"] = cell["id"]
+        return markdown
+
+
+class IsolatedKernelManager(AsyncKernelManager):
+    """Starts ipykernel without the working directory (the submission) on ``sys.path``."""
+
+    def format_kernel_cmd(self, extra_arguments: list[str] | None = None) -> list[str]:
+        command = super().format_kernel_cmd(extra_arguments)
+        for at in range(1, len(command) - 1):
+            if command[at : at + 2] == ["-m", "ipykernel_launcher"]:
+                return [*command[:at], "-c", ISOLATED_LAUNCH, *command[at + 2 :], "--InteractiveShellApp.ignore_cwd=True"]
+        raise RuntimeError(f"attnlab: the notebook's kernel is not started with `-m ipykernel_launcher` ({command}); the course needs an ipykernel kernel")
+
+
+class GuardedExecute(Execute):
+    """nbgrader's Execute: isolated kernel, the student's id in its environment, a dead kernel costs one cell."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs["kernel_manager_class"] = IsolatedKernelManager
+        super().__init__(**kwargs)
+
+    async def async_start_new_kernel(self, **kwargs: Any) -> None:
+        resources = self.resources.get("nbgrader", {}) if isinstance(self.resources, dict) else {}
+        environment = dict(os.environ)
+        environment[cells.ENV_STEPS] = ",".join(notebook.steps_of(self.nb))
+        if resources.get("student"):
+            environment[cells.ENV_STUDENT] = str(resources["student"])
+        kwargs.setdefault("env", environment)
+        await super().async_start_new_kernel(**kwargs)
+
+    start_new_kernel = run_sync(async_start_new_kernel)  # nbclient binds the sync name to its own coroutine
+
+    def preprocess(self, nb: NotebookNode, resources: Any = None, km: Any = None) -> tuple[NotebookNode, dict]:
+        """nbconvert's ExecutePreprocessor.preprocess, with a fresh kernel after one dies."""
+        NotebookClient.__init__(self, nb, km)  # as nbconvert does: resets the execution state
+        self.reset_execution_trackers()
+        self._check_assign_resources(resources)
+        index = 0
+        while index < len(self.nb.cells):
+            with self.setup_kernel():
+                reply = self.wait_for_reply(self.kc.kernel_info())
+                self.nb.metadata["language_info"] = reply["content"]["language_info"]
+                while index < len(self.nb.cells):
+                    cell, index = self.nb.cells[index], index + 1
+                    try:
+                        self.preprocess_cell(cell, resources, index - 1)
+                    except DeadKernelError:
+                        self.log.error("attnlab: the kernel died in cell %d; that cell scores 0", index - 1)
+                        cell.outputs.append(NotebookNode(output_type="error", ename=KERNEL_DIED, evalue=KERNEL_DIED_TEXT, traceback=[f"{KERNEL_DIED}: {KERNEL_DIED_TEXT}"]))
+                        break
+        self.set_widgets_metadata()
+        return self.nb, self.resources

@@ -1,0 +1,76 @@
+"""The student release of the course: solution regions stripped from the ``.py`` files, then verified.
+
+``nbgrader generate_assignment`` copies every non-notebook file verbatim, so
+the reference's ``.py`` files would be released with their solutions. The
+course's :class:`~autograder.nbgrader_course.preprocessors.StripSolutionFiles`
+replaces each copied file by its stub (:func:`strip_folder`, the same
+generation as ``attnlab stubs``; a malformed marker raises
+:class:`~autograder.stubs.MarkerError` and nbgrader fails the release). The
+course's ``post_convert_hook`` then checks the finished release
+(:func:`leaks`); nbgrader swallows exceptions raised in hooks, so a leak
+removes the release and exits the process with status 1 (:class:`ReleaseCheck`).
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+from pathlib import Path
+
+from autograder import stubs, tasks
+
+FORBIDDEN = (stubs.BEGIN, stubs.END, "BEGIN HIDDEN TESTS", "END HIDDEN TESTS", "Model answer (instructor)")
+LEAK = "{path}: {what}"
+EXIT_LEAK = 1
+log = logging.getLogger("attnlab.release")
+
+
+def stub_text(source: Path) -> str:
+    """The released text of the step module ``source`` (its stub); MarkerError if its markers are malformed."""
+    step_id = source.stem
+    if step_id not in tasks.BY_ID:
+        raise stubs.MarkerError(f"{source}: not a lab step module ({', '.join(tasks.MODULES)}); the release only takes step modules")
+    return stubs.make_stub(source.read_text(encoding="utf-8"), step_id, source)
+
+
+def strip_folder(release: Path) -> list[Path]:
+    """Replace every ``.py`` file in ``release`` by its stub; returns the files written."""
+    written = []
+    for path in sorted(Path(release).rglob("*.py")):
+        path.write_text(stub_text(path), encoding="utf-8")
+        written.append(path)
+    return written
+
+
+def leaks(release: Path, source: Path, private: Path | None = None) -> list[str]:
+    """What in ``release`` should not be there: a module that is not its stub, markers, hidden tests, model answers, the private path."""
+    found = []
+    for module in sorted(Path(source).glob("*.py")):
+        released = Path(release) / module.name
+        if released.is_file() and released.read_text(encoding="utf-8") != stub_text(module):
+            found.append(LEAK.format(path=released, what=f"is not the stub of {module}"))
+    for path in sorted(p for p in Path(release).rglob("*") if p.is_file() and p.suffix in (".py", ".ipynb", ".md", ".txt", ".json")):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        found.extend(LEAK.format(path=path, what=f"holds {marker!r}") for marker in FORBIDDEN if marker in text)
+        if private is not None and str(private) in text:
+            found.append(LEAK.format(path=path, what="names the private folder"))
+    return found
+
+
+class ReleaseCheck:
+    """nbgrader's ``post_convert_hook`` for generate_assignment: verify the release, or remove it and exit 1."""
+
+    def __init__(self, course: Path, private: Path) -> None:
+        self.course, self.private = Path(course), Path(private)
+
+    def __call__(self, assignment: str, student: str | None = None, notebooks: list[str] | None = None) -> None:
+        release = self.course / "release" / assignment
+        if not release.is_dir():
+            return
+        problems = leaks(release, self.course / "source" / assignment, self.private)
+        if problems:
+            for problem in problems:
+                log.error("attnlab: the release leaks: %s", problem)
+            shutil.rmtree(release, ignore_errors=True)
+            log.error("attnlab: removed %s; fix the source and run generate_assignment again", release)
+            raise SystemExit(EXIT_LEAK)  # not an Exception: nbgrader would swallow that

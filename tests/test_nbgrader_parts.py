@@ -1,0 +1,226 @@
+"""The nbgrader course's parts without nbgrader runs: notebook, config, release check, course folder, grade cells."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import stat
+from pathlib import Path
+
+import pytest
+
+nbformat = pytest.importorskip("nbformat")
+pytest.importorskip("nbgrader")
+
+from traitlets.config.loader import PyFileConfigLoader  # noqa: E402
+
+from autograder import stubs, tasks  # noqa: E402
+from autograder.nbgrader_course import cells, config, course, notebook, register, release, run  # noqa: E402
+from autograder.nbgrader_course.preprocessors import OnlyKitCode  # noqa: E402
+from nbgrader.api import Gradebook  # noqa: E402
+from nbgrader.preprocessors import SaveCells  # noqa: E402
+from tests import kit  # noqa: E402
+
+
+def grade_cells(book: nbformat.NotebookNode) -> list[nbformat.NotebookNode]:
+    return [c for c in book.cells if c.metadata.get("nbgrader", {}).get("grade") and c.cell_type == "code"]
+
+
+# -- the notebook ------------------------------------------------------------------------------
+def test_committed_notebook_is_the_built_one() -> None:
+    assert notebook.REPO_PATH.read_text(encoding="utf-8") == notebook.text(notebook.build()), "run: python -m autograder.nbgrader_course.notebook"
+
+
+def test_one_locked_grade_cell_per_step_worth_the_registry_points() -> None:
+    book = notebook.build()
+    found = {c.metadata.nbgrader.grade_id: c for c in grade_cells(book)}
+    assert list(found) == [notebook.GRADE_ID.format(step=s.id) for s in tasks.STEPS]
+    for step in tasks.STEPS:
+        cell = found[notebook.GRADE_ID.format(step=step.id)]
+        assert cell.metadata.nbgrader.points == step.points and cell.metadata.nbgrader.locked
+        hidden = cell.source.index(notebook.HIDDEN_BEGIN), cell.source.index(notebook.HIDDEN_END)
+        assert "private = None" in cell.source[: hidden[0]] and f'grade("{step.id}", private)' in cell.source[hidden[1] :]
+        assert "import" not in cell.source.replace("from autograder.nbgrader_course.cells import grade", ""), "a grade cell imports something else"
+    assert notebook.steps_of(book) == [s.id for s in tasks.STEPS]
+
+
+def test_intro_per_step_links_its_handout_section() -> None:
+    book = notebook.build()
+    for step in tasks.STEPS:
+        intro = next(c for c in book.cells if c.get("id") == f"{step.id}-intro")
+        assert f"]({tasks.HANDOUT}#{step.id})" in intro.source and f"`{step.module}.py`" in intro.source
+    anchors = (kit.ROOT / tasks.HANDOUT).read_text(encoding="utf-8")
+    assert all(f'<a id="{step.anchor}"></a>' in anchors for step in tasks.STEPS)
+
+
+def test_questions_are_manually_graded_answer_cells_after_their_step() -> None:
+    book = notebook.build()
+    ids = [c.metadata.get("nbgrader", {}).get("grade_id") for c in book.cells]
+    for question in notebook.QUESTIONS:
+        answer = book.cells[ids.index(f"answer_{question.id}")]
+        assert answer.cell_type == "markdown" and answer.metadata.nbgrader.solution and answer.metadata.nbgrader.grade
+        assert ids.index(f"answer_{question.id}") > ids.index(notebook.GRADE_ID.format(step=question.after))
+    assert "timing_plots" in ids and ids.index("timing_plots") < ids.index("grade_timing")
+
+
+# -- the config ----------------------------------------------------------------------------------
+def load_config(tmp_path: Path, text: str):
+    (tmp_path / "nbgrader_config.py").write_text(text, encoding="utf-8")
+    return PyFileConfigLoader("nbgrader_config.py", path=str(tmp_path)).load_config()
+
+
+def test_config_fixes_each_nbgrader_trap(tmp_path: Path) -> None:
+    c = load_config(tmp_path, config.config_text(deadline_s=300))
+    assert c.Autograde.exclude_overwriting == {tasks.LAB: [f"{m}.py" for m in tasks.MODULES]}
+    assert [p.__name__ for p in c.Autograde.sanitize_preprocessors][-2:] == ["OnlyKitCode", "CheckCellMetadata"]
+    assert c.Autograde.autograde_preprocessors[0].__name__ == "GuardedExecute"
+    assert "ClearHiddenTests" in [p.__name__ for p in c.GenerateFeedback.preprocessors]
+    assert "--InteractiveShell.xmode=Minimal" in c.Execute.extra_arguments
+    assert c.Execute.timeout == 300 + config.TIMEOUT_MARGIN_S
+    assert c.GenerateAssignment.preprocessors[-1].__name__ == "StripSolutionFiles"
+    assert isinstance(c.GenerateAssignment.post_convert_hook, release.ReleaseCheck)
+    assert c.CourseDirectory.root == str(tmp_path)
+
+
+def test_a_config_that_fails_to_load_stops_nbgrader(tmp_path: Path) -> None:
+    broken = config.config_text(deadline_s=300).replace("from autograder.nbgrader_course.release import", "from autograder.no_such_module import")
+    with pytest.raises(SystemExit, match="stopped before nbgrader falls back to its defaults"):
+        load_config(tmp_path, broken)
+
+
+# -- the release -----------------------------------------------------------------------------------
+def test_strip_folder_releases_the_stubs_and_leaks_nothing(tmp_path: Path) -> None:
+    for module in tasks.MODULES:
+        (tmp_path / f"{module}.py").write_text((kit.SOLUTIONS / f"{module}.py").read_text(encoding="utf-8"), encoding="utf-8")
+    release.strip_folder(tmp_path)
+    for module in tasks.MODULES:
+        assert (tmp_path / f"{module}.py").read_text(encoding="utf-8") == stubs.make_stub((kit.SOLUTIONS / f"{module}.py").read_text(encoding="utf-8"), module)
+    assert release.leaks(tmp_path, kit.SOLUTIONS, tmp_path / "private") == []
+
+
+def test_strip_folder_refuses_malformed_markers_and_foreign_modules(tmp_path: Path) -> None:
+    (tmp_path / "softmax.py").write_text("def f():\n    # BEGIN SOLUTION\n    return 1\n", encoding="utf-8")
+    with pytest.raises(stubs.MarkerError, match="never closed"):
+        release.strip_folder(tmp_path)
+    (tmp_path / "softmax.py").unlink()
+    (tmp_path / "helpers.py").write_text("x = 1\n", encoding="utf-8")
+    with pytest.raises(stubs.MarkerError, match="not a lab step module"):
+        release.strip_folder(tmp_path)
+
+
+def test_release_check_removes_a_leaking_release_and_exits(tmp_path: Path) -> None:
+    source, target = tmp_path / "source" / tasks.LAB, tmp_path / "release" / tasks.LAB
+    source.mkdir(parents=True)
+    target.mkdir(parents=True)
+    solution = (kit.SOLUTIONS / "softmax.py").read_text(encoding="utf-8")
+    (source / "softmax.py").write_text(solution, encoding="utf-8")
+    (target / "softmax.py").write_text(solution, encoding="utf-8")  # released verbatim, as nbgrader does by default
+    (target / notebook.NOTEBOOK).write_text(f'{{"source": "private = r\\"{tmp_path / "private"}\\""}}', encoding="utf-8")
+    problems = release.leaks(target, source, tmp_path / "private")
+    assert any("is not the stub" in p for p in problems) and any("names the private folder" in p for p in problems)
+    assert any(stubs.BEGIN in p for p in problems)
+    with pytest.raises(SystemExit) as exited:
+        release.ReleaseCheck(tmp_path, tmp_path / "private")(tasks.LAB, ".", [])
+    assert exited.value.code == release.EXIT_LEAK and not target.exists()
+
+
+# -- the course folder --------------------------------------------------------------------------
+def test_course_folder_layout_and_private_folder(tmp_path: Path) -> None:
+    root = tmp_path / "course"
+    course.write_course(course.CourseOptions(folder=root, kit=kit.ROOT, call_timeout_s=2, deadline_s=60))
+    source, private = root / "source" / tasks.LAB, root / "private"
+    assert sorted(p.name for p in source.glob("*.py")) == sorted(f"{m}.py" for m in tasks.MODULES)
+    assert (source / "handouts" / "lab07_attention.md").is_file()
+    book = nbformat.read(source / notebook.NOTEBOOK, as_version=4)
+    assert all(f'private = r"{private}"' in c.source for c in grade_cells(book))
+    assert stat.S_IMODE(private.stat().st_mode) == 0o700
+    assert sorted(p.name for p in (private / cells.HIDDEN).glob("*.py")) == sorted(p.name for p in kit.HIDDEN.glob("*.py"))
+    assert json.loads((private / cells.SETTINGS).read_text()) == {"deadline_s": 60, "limits": {"call_timeout_s": 2}}
+    secret = (private / cells.SECRET).read_text()
+    with pytest.raises(course.CourseError, match="--force"):
+        course.write_course(course.CourseOptions(folder=root, kit=kit.ROOT))
+    course.write_course(course.CourseOptions(folder=root, kit=kit.ROOT, force=True))
+    assert (private / cells.SECRET).read_text() == secret, "rewriting the course changed the secret"
+
+
+def test_register_adds_the_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    parser = argparse.ArgumentParser(prog="attnlab")
+    register(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["nbgrader-course", str(tmp_path / "c"), "--kit", str(kit.ROOT), "--timeout", "3"])
+    assert args.run(args) == 0
+    assert "nbgrader generate_assignment" in capsys.readouterr().out
+    assert json.loads((tmp_path / "c" / "private" / cells.SETTINGS).read_text())["limits"] == {"call_timeout_s": 3.0}
+    args = parser.parse_args(["nbgrader-course", str(tmp_path / "d"), "--kit", str(tmp_path)])
+    assert args.run(args) == 2 and "has no solutions" in capsys.readouterr().err
+
+
+def test_settings_name_only_known_limits() -> None:
+    assert run.limits_from({"limits": {"call_timeout_s": 1.5}}).call_timeout_s == 1.5
+    with pytest.raises(ValueError, match="unknown sandbox limits"):
+        run.limits_from({"limits": {"call_timeout": 1.5}})
+
+
+# -- the cells, in this process as in a kernel ---------------------------------------------------
+def test_only_kit_code_runs_with_the_kits_metadata(tmp_path: Path) -> None:
+    db_url = f"sqlite:///{tmp_path / 'gradebook.db'}"
+    with Gradebook(db_url) as gradebook:
+        gradebook.update_or_create_assignment(tasks.LAB)
+    resources = {"nbgrader": {"db_url": db_url, "assignment": tasks.LAB, "notebook": tasks.LAB}}
+    SaveCells().preprocess(notebook.build(), resources)  # what generate_assignment records
+    book = notebook.build()
+    book.cells.insert(0, nbformat.v4.new_code_cell("print('```')\nimport os"))
+    book.cells.insert(1, nbformat.v4.new_code_cell("x = 1", metadata={"nbgrader": {"grade_id": "grade_made_up", "locked": True}}))
+    skipped = next(c for c in book.cells if c.get("id") == "grade-softmax")
+    skipped.metadata["tags"] = ["skip-execution"]
+    skipped.metadata["nbgrader"]["points"] = 99
+    before = [c.source for c in book.cells]
+    result, _ = OnlyKitCode().preprocess(book, resources)
+    assert [c.cell_type for c in result.cells[:2]] == ["markdown", "markdown"]
+    assert "````python\nprint('```')\nimport os\n````" in result.cells[0].source
+    assert [c.source for c in result.cells[2:]] == before[2:]  # the kit's cells are untouched
+    assert sum(c.cell_type == "code" for c in result.cells) == len(tasks.STEPS) + 1  # grade cells and the plots cell
+    assert "tags" not in skipped.metadata and skipped.metadata.nbgrader.points == tasks.step("softmax").points
+
+
+def test_public_grade_returns_a_float_and_prints_to_stdout_only(capsys: pytest.CaptureFixture[str]) -> None:
+    score = cells.grade("softmax", folder=kit.SOLUTIONS)
+    out, err = capsys.readouterr()
+    step = tasks.step("softmax")
+    assert type(score) is float and score == step.public_points
+    assert err == "" and out.startswith(f"Softmax: {step.public_points:g} of {step.public_points:g} points (public checks)")
+    assert cells.HIDDEN_LATER.format(points=step.hidden_points) in out
+
+
+IMPORT_MARK = 61.25  # an import timeout nobody else uses: it finds this test's sandbox children
+
+
+def test_a_run_past_its_deadline_scores_zero_and_leaves_no_sandbox(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    submission = tmp_path / "slow"
+    submission.mkdir()
+    (submission / "softmax.py").write_text("while True:\n    pass\n", encoding="utf-8")
+    course.write_course(course.CourseOptions(folder=tmp_path / "course", kit=kit.ROOT, import_timeout_s=IMPORT_MARK, deadline_s=6))
+    private = tmp_path / "course" / "private"
+    score = cells.grade("softmax", str(private), folder=submission)
+    assert score == 0.0 and cells.NOT_FINISHED.format(seconds=6) in capsys.readouterr().out
+    assert not _sandbox_children(f'"import_timeout_s": {IMPORT_MARK}'), "a sandbox child outlived its grader"
+
+
+def test_a_missing_private_folder_is_an_error_that_does_not_name_it(tmp_path: Path) -> None:
+    with pytest.raises(RuntimeError) as raised:
+        cells.grade("softmax", str(tmp_path / "nowhere"), folder=kit.STUBS)
+    assert str(tmp_path) not in str(raised.value) and "attnlab nbgrader-course" in str(raised.value)
+
+
+def _sandbox_children(mark: str) -> set[int]:
+    """Running sandbox children whose command line (the child module and its limits) holds ``mark``."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                command = (entry / "cmdline").read_bytes()
+                if b"autograder.sandbox.child" in command and mark.encode() in command:
+                    found.add(int(entry.name))
+            except OSError:
+                pass
+    return found
+
