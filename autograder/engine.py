@@ -66,6 +66,7 @@ class GradingPlugin:
         self.results: dict[str, CheckResult] = {}
         self.order: list[str] = []
         self._reference: Reference | None = None
+        self._sandboxes: dict[str, Sandbox] = {}
 
     # -- configuration and collection --------------------------------------
     def pytest_configure(self, config: pytest.Config) -> None:
@@ -103,11 +104,26 @@ class GradingPlugin:
 
     # -- fixtures -----------------------------------------------------------
     @pytest.fixture(scope="module")
-    def lab(self, request: pytest.FixtureRequest) -> Iterator[Lab]:
-        """The submission, for the step of this grader file, through a fresh sandbox."""
+    def lab(self, request: pytest.FixtureRequest) -> Lab:
+        """The submission, for the step of this grader file, through that step's sandbox.
+
+        A step's public and hidden files share one sandbox (checks run step by
+        step); the next step starts a fresh one, so no state crosses steps.
+        """
         step = _step_of(request.node)
-        with Sandbox(self.options.submission, self.options.limits) as sandbox:
-            yield Lab(sandbox, step)
+        for other in [s for s in self._sandboxes if s != step.id]:
+            self._sandboxes.pop(other).close()
+        if step.id not in self._sandboxes:
+            self._sandboxes[step.id] = Sandbox(self.options.submission, self.options.limits)
+        return Lab(self._sandboxes[step.id], step)
+
+    def close_sandboxes(self) -> None:
+        for sandbox in self._sandboxes.values():
+            sandbox.close()
+        self._sandboxes.clear()
+
+    def pytest_sessionfinish(self) -> None:
+        self.close_sandboxes()
 
     @pytest.fixture(scope="session")
     def ref(self) -> Reference:
@@ -207,8 +223,11 @@ def grade(options: GradeOptions) -> GradeReport:
         "--strict-markers",
     ]  # fmt: skip
     sink = io.StringIO()
-    with redirect_stdout(sink), redirect_stderr(sink):
-        code = pytest.main(args, plugins=[plugin])
+    try:
+        with redirect_stdout(sink), redirect_stderr(sink):
+            code = pytest.main(args, plugins=[plugin])
+    finally:
+        plugin.close_sandboxes()
     if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
         raise GradingError(f"the graders could not run (pytest exit {int(code)}):\n{sink.getvalue()[-3000:]}")
     steps = []
