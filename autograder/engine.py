@@ -216,6 +216,7 @@ def grade(options: GradeOptions) -> GradeReport:
         "-c", str(PUBLIC_GRADERS / "pytest.ini"),
         "--rootdir", str(PUBLIC_GRADERS),
         "--noconftest",
+        "--import-mode=importlib",  # grader files by path: no sys.path changes, two hidden folders in one process
         "-p", "no:cacheprovider",
         "-p", "no:randomly",
         "-s",

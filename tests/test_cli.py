@@ -94,3 +94,14 @@ def test_registry_totals_match_markers(reference_report: GradeReport) -> None:
 
 def test_kit_root_is_found_from_the_source_tree() -> None:
     assert cli.kit_root() == kit.ROOT
+
+
+def test_two_hidden_folders_in_one_process(tmp_path: Path) -> None:
+    """A long-lived process (the nbgrader test, a grading service) may grade with different hidden folders."""
+    import shutil
+
+    copy = tmp_path / "hidden"
+    shutil.copytree(kit.HIDDEN, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    first = kit.grade(kit.SOLUTIONS, steps=("softmax",))
+    second = engine.grade(engine.GradeOptions(submission=kit.SOLUTIONS, hidden=copy, reference=kit.SOLUTIONS, seed=kit.TEST_SEED, steps=("softmax",)))
+    assert first.earned == second.earned == tasks.step("softmax").points
