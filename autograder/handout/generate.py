@@ -96,6 +96,7 @@ def timing_windows_markdown() -> str:
         f"| sizes n of the sweep | {sizes(cpu)} | {sizes(gpu)} |",
         f"| slopes fitted over | {cpu.fit[0]:,} ≤ n ≤ {cpu.fit[1]:,} | {gpu.fit[0]:,} ≤ n ≤ {gpu.fit[1]:,} |",
         f"| repeats × rounds per size | {cpu.repeats} × {cpu.rounds} | {gpu.repeats} × {gpu.rounds} |",
+        f"| runs of each decoding (a token's latency is its fastest) | {cpu.decode_rounds} | {gpu.decode_rounds} |",
     ]
     for field, label in WINDOW_LABELS.items():
         if hasattr(cpu_w, field):

@@ -101,6 +101,7 @@ class Decoding:
     n_heads: int
     fit: tuple[int, int]  # token positions (1-based), a whole number of blocks
     block: int  # tokens per block: slopes fit block medians; the speed-up compares the last block
+    rounds: int  # each run was made this often; a token's seconds are its minimum over the rounds
     without_cache: DecodeRun
     with_cache: DecodeRun
     speedup_last: float
@@ -318,7 +319,7 @@ def _decode_run(value: Any, where: str, n_tokens: int) -> DecodeRun:
 
 
 def _decoding(value: Any) -> Decoding:
-    keys = ("n_tokens", "d_model", "n_layers", "n_heads", "fit", "block", "without_cache", "with_cache", "speedup_last", "speedup_total")
+    keys = ("n_tokens", "d_model", "n_layers", "n_heads", "fit", "block", "rounds", "without_cache", "with_cache", "speedup_last", "speedup_total")
     raw = _object(value, "decoding", keys)
     n_tokens = _integer(raw["n_tokens"], "decoding.n_tokens", 2, MAX_ITEMS)
     fit = _object(raw["fit"], "decoding.fit", ("t_min", "t_max"))
@@ -333,6 +334,7 @@ def _decoding(value: Any) -> Decoding:
         n_heads=_integer(raw["n_heads"], "decoding.n_heads", 1, 64),
         fit=(low, high),
         block=block,
+        rounds=_integer(raw["rounds"], "decoding.rounds", 1, 20),
         without_cache=_decode_run(raw["without_cache"], "decoding.without_cache", n_tokens),
         with_cache=_decode_run(raw["with_cache"], "decoding.with_cache", n_tokens),
         speedup_last=_number(raw["speedup_last"], "decoding.speedup_last", 0, 1e9, "a positive ratio"),

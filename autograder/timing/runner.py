@@ -130,15 +130,25 @@ def _attention(student: _Student, device: str, sweep: Sweep) -> dict[str, Any]:
 
 
 def _decoding(student: _Student, device: str, sweep: Sweep) -> dict[str, Any]:
-    """Both decoding runs, their per-token slopes (the student's ``loglog_slope``) and the speed-ups."""
+    """Both decoding runs, their per-token slopes (the student's ``loglog_slope``) and the speed-ups.
+
+    Each run is made ``sweep.decode_rounds`` times and a token's latency is its
+    minimum over the rounds: another process on the machine only ever adds
+    time, and a cached step takes a few hundred microseconds, so one
+    disturbed stretch could otherwise tilt the slope (tokens come from the first round).
+    """
     runs = {}
     positions = np.arange(1, sweep.n_tokens + 1)
     for label, use_cache in (("without_cache", False), ("with_cache", True)):
         text = f"time_decoding({sweep.n_tokens}, d_model={sweep.d_model}, use_cache={use_cache}, device={device!r}, return_tokens=True)"
-        value = student.call(f"decoding {label.replace('_', ' ')}", text, "time_decoding", sweep.n_tokens, sweep.d_model, use_cache, device, return_tokens=True)
-        if not isinstance(value, (list, tuple)) or len(value) != 2:
-            raise MeasurementError(f"{text} returned {_describe(value)}, not (seconds, tokens)")
-        seconds, tokens = _numbers(value[0], text, sweep.n_tokens), _tokens(value[1], text, sweep.n_tokens)
+        rounds, tokens = [], []
+        for _ in range(sweep.decode_rounds):
+            value = student.call(f"decoding {label.replace('_', ' ')}", text, "time_decoding", sweep.n_tokens, sweep.d_model, use_cache, device, return_tokens=True)
+            if not isinstance(value, (list, tuple)) or len(value) != 2:
+                raise MeasurementError(f"{text} returned {_describe(value)}, not (seconds, tokens)")
+            rounds.append(_numbers(value[0], text, sweep.n_tokens))
+            tokens = tokens or _tokens(value[1], text, sweep.n_tokens)
+        seconds = np.min(np.array(rounds), axis=0).tolist()
         centres, medians = analysis.blocks(positions, np.array(seconds), sweep.decode_fit, sweep.block)
         slope_text = f"loglog_slope(<centres of the {sweep.block}-token blocks of tokens {sweep.decode_fit[0]}..{sweep.decode_fit[1]}>, <their median seconds {label.replace('_', ' ')}>)"
         slope = _number(student.call(f"decoding slope {label.replace('_', ' ')}", slope_text, "loglog_slope", centres.tolist(), medians.tolist()), slope_text)
@@ -151,6 +161,7 @@ def _decoding(student: _Student, device: str, sweep: Sweep) -> dict[str, Any]:
         "n_heads": N_HEADS,
         "fit": {"t_min": sweep.decode_fit[0], "t_max": sweep.decode_fit[1]},
         "block": sweep.block,
+        "rounds": sweep.decode_rounds,
         **runs,
         "speedup_last": last,
         "speedup_total": total,
@@ -177,7 +188,7 @@ def _memory(student: _Student, device: str, sweep: Sweep) -> dict[str, Any]:
 
 def _plan_size(sweep: Sweep) -> int:
     """How many student calls the run makes (for the progress bar)."""
-    return sweep.rounds * len(SERIES) * len(sweep.ns) + len(SERIES) + 2 * 2 + 2 * len(sweep.memory_ns)
+    return sweep.rounds * len(SERIES) * len(sweep.ns) + len(SERIES) + 2 * (sweep.decode_rounds + 1) + 2 * len(sweep.memory_ns)
 
 
 def measure(folder: Path, *, device: str | None = None, quick: bool = False, progress: bool = True) -> dict[str, Any]:

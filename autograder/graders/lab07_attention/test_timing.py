@@ -253,7 +253,7 @@ def test_decoding_latency(lab: Lab, found: TimingReport | ReportError) -> None:
     without, cached = decoding.without_cache.slope, decoding.with_cache.slope
     if not windows.calibrated:
         return  # consistency only until the GPU windows are calibrated (a launch-bound GPU runs both about equally fast)
-    if decoding.speedup_total < CACHE_UNUSED_SPEEDUP and abs(without - cached) < 0.3:
+    if decoding.speedup_total < CACHE_UNUSED_SPEEDUP:
         _about(lab, "decoding with and without the cache").fail(
             "a run with the cache much faster than the one without", f"a total speed-up of {decoding.speedup_total:.2f}x and slopes {without:.2f} and {cached:.2f}", "cache_unused"
         )
