@@ -27,6 +27,7 @@ from autograder import tasks
 from autograder.checking import CheckFailed, Lab
 from autograder.reference import Reference
 from autograder.report.model import CheckResult, GradeReport, StepResult
+from autograder.sandbox import zygote
 from autograder.sandbox.client import Limits, Sandbox
 
 PUBLIC_GRADERS = Path(__file__).parent / "graders" / tasks.LAB
@@ -209,6 +210,7 @@ def grade(options: GradeOptions) -> GradeReport:
     """Run every applicable grader on ``options.submission`` and return the report."""
     started = time.perf_counter()
     _guard_imports(Path(options.submission))
+    zygote.prestart()  # the children's numpy and torch load while pytest collects
     plugin = GradingPlugin(options)
     paths = _grader_paths(options)
     args = [

@@ -2,10 +2,12 @@
 
 Every ``# BEGIN SOLUTION`` ... ``# END SOLUTION`` region of a solution file is
 replaced by one ``raise NotImplementedError(...)`` at the marker's indentation,
-labelled with the step, the function and the handout section. Everything
-outside the regions (signatures, types, docstrings, imports) is kept as is,
-so the stubs cannot drift from the solutions. Malformed markers are errors
-that name the file and line.
+labelled with the step, the function and the handout section. A line that
+ends in ``# ANSWER`` holds one entry of an answers dict (``"key": value,``)
+and keeps its key with the value ``None``. Everything else (signatures,
+types, docstrings, imports) is kept as is, so the stubs cannot drift from the
+solutions. Malformed markers are errors that name the file and line. The
+lab's data files (``*.npz``, e.g. model weights) are copied verbatim.
 """
 
 from __future__ import annotations
@@ -17,6 +19,9 @@ from pathlib import Path
 from autograder import tasks
 
 BEGIN, END = "# BEGIN SOLUTION", "# END SOLUTION"
+ANSWER_MARK, ANSWER_STUB = "# ANSWER", "None,  # your prediction"
+ANSWER = re.compile(r"""^(?P<key>\s*(?:"[^"\n]*"|'[^'\n]*')\s*:\s*)(?P<value>\S.*?),?\s*# ANSWER\s*$""")
+DATA_FILES = ("*.npz",)  # shipped with the lab as they are
 TASK_MESSAGE = "Lab 7 step '{step}', task {task}: not implemented yet (handout: {handout})"
 DEF = re.compile(r"^\s*def\s+(\w+)\s*\(")
 
@@ -61,10 +66,24 @@ def find_regions(text: str, path: Path | str = "<text>") -> list[Region]:
     return regions
 
 
+def find_answers(text: str, path: Path | str = "<text>") -> dict[int, re.Match]:
+    """The ``# ANSWER`` lines of ``text`` by line number (1-based); :class:`MarkerError` if one is malformed."""
+    found = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        if ANSWER_MARK in line:
+            match = ANSWER.match(line)
+            if match is None:
+                raise MarkerError(f"{path}:{number}: an {ANSWER_MARK} line must read '\"key\": value,  {ANSWER_MARK}', not {line.strip()!r}")
+            found[number] = match
+    return found
+
+
 def make_stub(text: str, step_id: str, path: Path | str = "<text>") -> str:
     """The stub of one solution file's ``text``."""
     lines = text.splitlines(keepends=True)
     step = tasks.step(step_id)
+    for number, match in find_answers(text, path).items():
+        lines[number - 1] = f"{match.group('key')}{ANSWER_STUB}\n"
     out, cursor = [], 0
     for region in find_regions(text, path):
         out.extend(lines[cursor : region.begin - 1])
@@ -84,29 +103,36 @@ def solution_lines(text: str, path: Path | str = "<text>") -> list[str]:
             stripped = line.strip()
             if stripped and not stripped.startswith("#"):
                 found.append(stripped)
+    found.extend(lines[number - 1].strip() for number in find_answers(text, path))
     return found
 
 
-def generate(solutions: Path, assignments: Path) -> dict[Path, str]:
-    """Every stub file's path and text, for each registered step whose solution exists."""
-    return {
-        assignments / f"{step.module}.py": make_stub((solutions / f"{step.module}.py").read_text(encoding="utf-8"), step.id, solutions / f"{step.module}.py")
+def data_files(solutions: Path) -> list[Path]:
+    """The lab's data files in ``solutions`` (shipped to students unchanged)."""
+    return sorted(path for pattern in DATA_FILES for path in Path(solutions).glob(pattern) if path.is_file())
+
+
+def generate(solutions: Path, assignments: Path) -> dict[Path, bytes]:
+    """Every file of the student folder and its bytes: the stub of each registered step whose solution exists, and the data files."""
+    found = {
+        assignments / f"{step.module}.py": make_stub((solutions / f"{step.module}.py").read_text(encoding="utf-8"), step.id, solutions / f"{step.module}.py").encode("utf-8")
         for step in tasks.STEPS
         if (solutions / f"{step.module}.py").is_file()
     }
+    return found | {assignments / data.name: data.read_bytes() for data in data_files(solutions)}
 
 
 def write(solutions: Path, assignments: Path) -> list[Path]:
-    """Write the stubs; returns the files that changed."""
+    """Write the stubs and data files; returns the files that changed."""
     changed = []
-    for path, text in generate(solutions, assignments).items():
-        if not path.exists() or path.read_text(encoding="utf-8") != text:
+    for path, content in generate(solutions, assignments).items():
+        if not path.exists() or path.read_bytes() != content:
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
+            path.write_bytes(content)
             changed.append(path)
     return changed
 
 
 def drift(solutions: Path, assignments: Path) -> list[Path]:
-    """The committed stubs that differ from what generation produces."""
-    return [p for p, text in generate(solutions, assignments).items() if not p.exists() or p.read_text(encoding="utf-8") != text]
+    """The committed stubs and data files that differ from what generation produces."""
+    return [p for p, content in generate(solutions, assignments).items() if not p.exists() or p.read_bytes() != content]

@@ -27,7 +27,7 @@ def test_no_solution_line_survives(module: str) -> None:
     stub_lines = {line.strip() for line in (kit.STUBS / f"{module}.py").read_text(encoding="utf-8").splitlines()}
     leaked = [line for line in stubs.solution_lines(solution) if line in stub_lines]
     assert leaked == [], f"solution lines in the stub of {module}: {leaked}"
-    assert stubs.find_regions(solution), f"{module}.py has no solution region"
+    assert stubs.find_regions(solution) or stubs.find_answers(solution), f"{module}.py has no solution region and no answer line"
 
 
 @pytest.mark.parametrize("module", tasks.MODULES)
@@ -43,9 +43,38 @@ def test_stub_keeps_signatures_and_docstrings(module: str) -> None:
     solution, stub = signatures(kit.SOLUTIONS / f"{module}.py"), signatures(kit.STUBS / f"{module}.py")
     public = {name: value for name, value in solution.items() if name in stub}
     assert public == {name: stub[name] for name in public}
+    data = _module_names(kit.STUBS / f"{module}.py")  # answer dicts such as PREDICTIONS
     for function in tasks.step(module).functions:
-        assert function in stub, f"{function} missing from the stub of {module}"
-        assert stub[function][1], f"{module}.{function} has no docstring"
+        assert function in stub or function in data, f"{function} missing from the stub of {module}"
+        assert function in data or stub[function][1], f"{module}.{function} has no docstring"
+
+
+def _module_names(path: Path) -> set[str]:
+    """The names a module assigns at its top level."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    targets = [t for node in tree.body if isinstance(node, ast.Assign) for t in node.targets]
+    targets += [node.target for node in tree.body if isinstance(node, ast.AnnAssign)]
+    return {t.id for t in targets if isinstance(t, ast.Name)}
+
+
+def test_answer_lines_become_none_in_the_stub() -> None:
+    text = 'ANSWERS = {\n    "shape": (4, 7, 5),  # ANSWER\n    \'row\': [1.0, 0.0],# ANSWER\n}\n'
+    stub = stubs.make_stub(text, "softmax")
+    assert stub == 'ANSWERS = {\n    "shape": None,  # your prediction\n    \'row\': None,  # your prediction\n}\n'
+    assert set(stubs.solution_lines(text)) == {'"shape": (4, 7, 5),  # ANSWER', "'row': [1.0, 0.0],# ANSWER"}
+    with pytest.raises(stubs.MarkerError, match="bad.py:1: an # ANSWER line"):
+        stubs.make_stub("x = 3  # ANSWER\n", "softmax", "bad.py")
+
+
+def test_data_files_ship_unchanged(tmp_path: Path) -> None:
+    solutions, assignments = tmp_path / "solutions", tmp_path / "assignments"
+    solutions.mkdir()
+    (solutions / "softmax.py").write_text("def f() -> int:\n    \"\"\"Doc.\"\"\"\n    # BEGIN SOLUTION\n    return 1\n    # END SOLUTION\n", encoding="utf-8")
+    (solutions / "weights.npz").write_bytes(b"PK\x03\x04 weights")
+    assert sorted(p.name for p in stubs.write(solutions, assignments)) == ["softmax.py", "weights.npz"]
+    assert (assignments / "weights.npz").read_bytes() == b"PK\x03\x04 weights" and stubs.drift(solutions, assignments) == []
+    (assignments / "weights.npz").write_bytes(b"changed")
+    assert stubs.drift(solutions, assignments) == [assignments / "weights.npz"]
 
 
 def test_stub_raises_task_labelled_error() -> None:

@@ -56,6 +56,7 @@ def write_course(options: CourseOptions) -> list[Path]:
         raise CourseError(f"{solutions} lacks the reference of {', '.join(missing)}")
     for module in sorted(solutions.glob("*.py")):
         stubs.find_regions(module.read_text(encoding="utf-8"), module)  # MarkerError names the file and line
+        stubs.find_answers(module.read_text(encoding="utf-8"), module)
     if (folder / CONFIG).exists() and not options.force:
         raise CourseError(f"{folder / CONFIG} exists; pass --force to rewrite the course's config, source and private files")
 
@@ -66,6 +67,8 @@ def write_course(options: CourseOptions) -> list[Path]:
     written.append(_write(source / notebook.NOTEBOOK, notebook.text(notebook.build(str(private)))))
     for module in tasks.MODULES:
         written.append(_copy(solutions / f"{module}.py", source / f"{module}.py"))
+    for data in stubs.data_files(solutions):  # model weights the steps load, released as they are
+        written.append(_copy(data, source / data.name))
     for name in HANDOUT_FILES:
         if (kit / "handouts" / name).exists():
             written.append(_copy(kit / "handouts" / name, source / "handouts" / name))
@@ -74,6 +77,8 @@ def write_course(options: CourseOptions) -> list[Path]:
     private.chmod(0o700)
     written.append(_copy(hidden, private / cells.HIDDEN, pattern="*.py"))
     written.append(_copy(solutions, private / cells.REFERENCE, pattern="*.py"))
+    for data in stubs.data_files(solutions):
+        written.append(_copy(data, private / cells.REFERENCE / data.name))
     secret = private / cells.SECRET
     if not secret.exists():  # kept across rewrites: the hidden inputs of a student stay reproducible
         secret.write_text(secrets.token_hex(32) + "\n", encoding="utf-8")

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from autograder import stubs, tasks
 
-FORBIDDEN = (stubs.BEGIN, stubs.END, "BEGIN HIDDEN TESTS", "END HIDDEN TESTS", "Model answer (instructor)")
+FORBIDDEN = (stubs.BEGIN, stubs.END, stubs.ANSWER_MARK, "BEGIN HIDDEN TESTS", "END HIDDEN TESTS", "Model answer (instructor)")
 LEAK = "{path}: {what}"
 EXIT_LEAK = 1
 log = logging.getLogger("attnlab.release")

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from autograder.sandbox import zygote
 from autograder.sandbox.protocol import AsTorch, ProtocolError, decode, encode, read_message, write_message
 
 RAISED = "raised {error}"
@@ -32,6 +33,7 @@ IMPORT_FAILED = "could not run because importing {module}.py {reason}"
 TIMED_OUT = "did not return within {seconds:g} s"
 KILLED_BY_SIGNAL = "ended the grading process with signal {signal} ({meaning})"
 EXITED = "ended the grading process with exit code {code} (os._exit or a crash in native code)"
+VANISHED = "ended the grading process (its exit status is lost)"
 TOO_LARGE = "returned more data than the grader accepts ({limit} MiB)"
 TOO_MUCH_OUTPUT = "printed {count} characters, more than the grader accepts in one call ({limit})"
 UNSENDABLE = "returned a result the grader cannot accept: {detail}"
@@ -89,7 +91,7 @@ def _copy_submission(folder: Path, into: Path) -> None:
     shutil.copytree(folder, into, symlinks=True, ignore=ignore)
 
 
-def _child_env(work: Path) -> dict[str, str]:
+def child_env(work: Path) -> dict[str, str]:
     env = {
         "PATH": os.defpath,
         "HOME": str(work),
@@ -113,7 +115,7 @@ class Sandbox:
     def __init__(self, submission: Path, limits: Limits = Limits()) -> None:
         self.submission = Path(submission).resolve()
         self.limits = limits
-        self._proc: subprocess.Popen | None = None
+        self._proc: subprocess.Popen | zygote.ForkedChild | None = None
         self._work: Path | None = None
         self._requests = self._replies = None
         self._imported: set[str] = set()
@@ -174,28 +176,42 @@ class Sandbox:
         _copy_submission(self.submission, copy)
         to_child_r, to_child_w = os.pipe()
         from_child_r, from_child_w = os.pipe()
-        limits = asdict(self.limits) | {"request_fd": to_child_r, "reply_fd": from_child_w}
-        package_root = str(Path(__file__).resolve().parents[2])
-        bootstrap = (
-            "import sys; sys.path.insert(0, sys.argv[1]); "
-            "from autograder.sandbox.child import main; sys.path.remove(sys.argv[1]); main(sys.argv[2])"
-        )
-        self._proc = subprocess.Popen(
-            [sys.executable, "-I", "-c", bootstrap, package_root, json.dumps(limits)],
-            cwd=copy,
-            env=_child_env(copy),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            pass_fds=(to_child_r, from_child_w),
-            start_new_session=True,
-        )
+        self._proc = self._fork(copy, (to_child_r, from_child_w)) or self._spawn(copy, (to_child_r, from_child_w))
         os.close(to_child_r)
         os.close(from_child_w)
         self._requests = os.fdopen(to_child_w, "wb")
         self._replies = from_child_r
         self._imported = set()
         self._torch_ready = False
+
+    def _fork(self, copy: Path, fds: tuple[int, int]) -> zygote.ForkedChild | None:
+        """The child forked by this process's fork server (numpy and torch already imported), or None without one."""
+        server = zygote.shared()
+        if server is None:
+            return None
+        try:
+            return server.spawn(copy, child_env(copy), asdict(self.limits), fds)
+        except zygote.ZygoteError:
+            return None  # started directly instead; the next sandbox starts a fresh fork server
+
+    def _spawn(self, copy: Path, fds: tuple[int, int]) -> subprocess.Popen:
+        """A fresh ``python -I`` child."""
+        limits = asdict(self.limits) | {"request_fd": fds[0], "reply_fd": fds[1]}
+        package_root = str(Path(__file__).resolve().parents[2])
+        bootstrap = (
+            "import sys; sys.path.insert(0, sys.argv[1]); "
+            "from autograder.sandbox.child import main; sys.path.remove(sys.argv[1]); main(sys.argv[2])"
+        )
+        return subprocess.Popen(
+            [sys.executable, "-I", "-c", bootstrap, package_root, json.dumps(limits)],
+            cwd=copy,
+            env=child_env(copy),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            pass_fds=fds,
+            start_new_session=True,
+        )
 
     def _stop(self, graceful: bool = True) -> None:
         if self._proc is not None and graceful:
@@ -218,7 +234,10 @@ class Sandbox:
         try:
             os.killpg(self._proc.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
-            pass
+            try:  # a forked child that has not made its own session yet
+                os.kill(self._proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
         self._proc.wait()
         try:
             os.close(self._replies)
@@ -228,6 +247,8 @@ class Sandbox:
 
     def _death_reason(self) -> str:
         code = self._proc.wait()
+        if code is None:
+            return VANISHED
         if code < 0:
             name = signal.Signals(-code).name
             return KILLED_BY_SIGNAL.format(signal=name, meaning=SIGNAL_MEANINGS.get(name, "signal"))
