@@ -5,6 +5,9 @@ from __future__ import annotations
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
+
+import pytest
 
 from autograder import engine, tasks
 from autograder.report.model import GradeReport
@@ -75,3 +78,17 @@ def check_alternative(variant: Variant, into: Path) -> None:
     """Grade a valid alternative on its step alone and require full marks."""
     result = grade(variant.build(into), steps=(variant.step,)).step(variant.step)
     assert result.earned == result.possible, [c.message for c in result.failed]
+
+
+def variant_tests(variants: tuple[Variant, ...], alternatives: tuple[Variant, ...]) -> tuple[Callable[..., None], Callable[..., None]]:
+    """The two tests of a step's variants, for its test file to bind at module level (pytest collects them by name)."""
+
+    @pytest.mark.parametrize("variant", variants, ids=lambda v: v.name)
+    def test_known_mistake_is_diagnosed(variant: Variant, tmp_path: Path) -> None:
+        check_variant(variant, tmp_path)
+
+    @pytest.mark.parametrize("variant", alternatives, ids=lambda v: v.name)
+    def test_valid_alternative_scores_full_marks(variant: Variant, tmp_path: Path) -> None:
+        check_alternative(variant, tmp_path)
+
+    return test_known_mistake_is_diagnosed, test_valid_alternative_scores_full_marks

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
-import pytest
 
 from autograder import cases, chapter, tasks
 from autograder.cases import block as case
@@ -50,14 +47,7 @@ ALTERNATIVES = (
 )
 
 
-@pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: v.name)
-def test_known_mistake_is_diagnosed(variant: Variant, tmp_path: Path) -> None:
-    kit.check_variant(variant, tmp_path)
-
-
-@pytest.mark.parametrize("variant", ALTERNATIVES, ids=lambda v: v.name)
-def test_valid_alternative_scores_full_marks(variant: Variant, tmp_path: Path) -> None:
-    kit.check_alternative(variant, tmp_path)
+test_known_mistake_is_diagnosed, test_valid_alternative_scores_full_marks = kit.variant_tests(VARIANTS, ALTERNATIVES)
 
 
 def test_readout_head_returns_its_attention_matrix() -> None:

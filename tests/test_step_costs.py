@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
-
 from autograder import chapter, tasks
 from autograder.cases import costs as case
 from autograder.reference import Reference
@@ -41,14 +37,7 @@ ALTERNATIVES = (
 )
 
 
-@pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: v.name)
-def test_known_mistake_is_diagnosed(variant: Variant, tmp_path: Path) -> None:
-    kit.check_variant(variant, tmp_path)
-
-
-@pytest.mark.parametrize("variant", ALTERNATIVES, ids=lambda v: v.name)
-def test_valid_alternative_scores_full_marks(variant: Variant, tmp_path: Path) -> None:
-    kit.check_alternative(variant, tmp_path)
+test_known_mistake_is_diagnosed, test_valid_alternative_scores_full_marks = kit.variant_tests(VARIANTS, ALTERNATIVES)
 
 
 def test_reference_reproduces_the_chapter_and_corrects_its_mismatches() -> None:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
@@ -78,14 +76,7 @@ def ref() -> Reference:
     return Reference(kit.SOLUTIONS, tasks.MODULES)
 
 
-@pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: v.name)
-def test_known_mistake_is_diagnosed(variant: Variant, tmp_path: Path) -> None:
-    kit.check_variant(variant, tmp_path)
-
-
-@pytest.mark.parametrize("variant", ALTERNATIVES, ids=lambda v: v.name)
-def test_valid_alternative_scores_full_marks(variant: Variant, tmp_path: Path) -> None:
-    kit.check_alternative(variant, tmp_path)
+test_known_mistake_is_diagnosed, test_valid_alternative_scores_full_marks = kit.variant_tests(VARIANTS, ALTERNATIVES)
 
 
 def test_public_scores_have_no_near_ties(ref: Reference) -> None:

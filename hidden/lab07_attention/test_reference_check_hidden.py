@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from autograder.checking import Got, Lab, expect_that
-from autograder.diagnose import reference_check as torch_side
+from autograder.checking import Lab
+from autograder.checks.reference_check import agrees_with_torch, names_a_kernel, reports_known_error
 
 pytestmark = pytest.mark.step("reference_check")
 
@@ -27,13 +27,6 @@ def _head(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray,
     return Q, K, V, mask
 
 
-def _reports(reported: Got, actual: float, wrong: dict) -> None:
-    """The ``max_abs_diff`` in ``reported`` is ``actual``, the difference the grader computed itself."""
-    value = reported.number()
-    holds = torch_side.same_difference(value, actual)
-    expect_that(reported, holds, f"{actual:.6g}, the largest |attention - SDPA| the grader finds", f"{value:.6g}", value=np.asarray(value), wrong=wrong)
-
-
 def _described(Q: np.ndarray, K: np.ndarray, V: np.ndarray, mask: np.ndarray | None) -> str:
     return f"random float32 Q {Q.shape}, K {K.shape}, V {V.shape} and " + ("no mask" if mask is None else f"a bool mask {mask.shape}")
 
@@ -42,18 +35,7 @@ def _described(Q: np.ndarray, K: np.ndarray, V: np.ndarray, mask: np.ndarray | N
 def test_random_heads(lab: Lab, rng: np.random.Generator) -> None:
     """A random head: the reported difference is the grader's own, below 1e-5, and the kernel is named"""
     Q, K, V, mask = _head(rng)
-    described = _described(Q, K, V, mask)
-    reported, backend = lab.call("compare_with_torch", Q, K, V, mask, text=f"compare_with_torch(Q, K, V, mask) with {described}").parts("max_abs_diff", "backend")
-    reported.number()  # a number, before the grader looks further
-    output = lab.call("scaling.attention", Q, K, V, mask, text=f"attention(Q, K, V, mask) with {described}").parts("output", "weights")[0]
-    ours = output.array(Q.shape[:-1] + V.shape[-1:])
-    actual = float(np.max(np.abs(ours.astype(float) - torch_side.sdpa(Q, K, V, mask))))
-    _reports(reported, actual, torch_side.compare_variants(ours, Q, K, V, mask))
-    expect_that(output, actual <= torch_side.AGREE, f"within {torch_side.AGREE:g} of scaled_dot_product_attention", f"a largest difference of {actual:.3g}")
-    name = backend.value
-    named = {kernel for kernel in torch_side.KERNELS if isinstance(name, str) and kernel in name.lower()}
-    possible = torch_side.possible_kernels(Q, K, V, mask)
-    expect_that(backend, bool(named & possible), f"the name of a kernel that can run these inputs here ({' or '.join(sorted(possible))})", repr(name))
+    names_a_kernel(agrees_with_torch(lab, Q, K, V, mask, _described(Q, K, V, mask)), Q, K, V, mask)
 
 
 @pytest.mark.points(1)
@@ -66,11 +48,4 @@ def test_random_known_error(lab: Lab, rng: np.random.Generator) -> None:
     where = [list(np.unravel_index(int(i), shift.shape)) for i in entries]
     added = " and ".join(f"{shift.flat[i]:.4g} at {[int(j) for j in w]}" for i, w in zip(entries, where))
     text = f"compare_with_torch(Q, K, V, mask) with {_described(Q, K, V, mask)}, while scaling.attention returns its output plus {added}"
-    got = lab.probe("compare_with_shifted_attention", Q, K, V, mask, shift, text=text)
-    result, seen = got.value
-    reported, _ = got.with_value(result).parts("max_abs_diff", "backend")
-    reported.number()  # a number, before the grader looks further
-    expect_that(reported, seen is not None, "a call of attention from scaling.py", "a result computed without calling it")
-    seen = got.with_value(seen).array(shift.shape)
-    actual = float(np.max(np.abs(seen.astype(float) - torch_side.sdpa(Q, K, V, mask))))
-    _reports(reported, actual, torch_side.compare_variants(seen, Q, K, V, mask))
+    reports_known_error(lab, Q, K, V, mask, shift, text)

@@ -9,13 +9,11 @@ runs it while ``attention`` is off by a known amount.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import pytest
 
-from autograder.checking import Got, Lab, expect_that
-from autograder.diagnose import reference_check as torch_side
+from autograder.checking import Lab
+from autograder.checks.reference_check import agrees_with_torch, names_a_kernel, reports_known_error
 
 pytestmark = pytest.mark.step("reference_check")
 
@@ -45,35 +43,6 @@ DESCRIBE = {
 }
 
 
-def agrees_with_torch(lab: Lab, Q: np.ndarray, K: np.ndarray, V: np.ndarray, mask: Any, described: str) -> None:
-    """compare_with_torch reports what the grader finds between the student's attention and SDPA, and it is small."""
-    got = lab.call("compare_with_torch", Q, K, V, mask, text=f"compare_with_torch(Q, K, V, mask) with {described}")
-    reported, _ = got.parts("max_abs_diff", "backend")
-    reported.number()  # a number, before the grader looks further
-    output = lab.call("scaling.attention", Q, K, V, mask, text=f"attention(Q, K, V, mask) with {described}").parts("output", "weights")[0]
-    ours = output.array(Q.shape[:-1] + V.shape[-1:])
-    actual = float(np.max(np.abs(ours.astype(float) - torch_side.sdpa(Q, K, V, mask))))
-    reports(reported, actual, torch_side.compare_variants(ours, Q, K, V, mask))
-    expect_that(output, actual <= torch_side.AGREE, f"within {torch_side.AGREE:g} of scaled_dot_product_attention", f"a largest difference of {actual:.3g}")
-
-
-def reports(reported: Got, actual: float, wrong: dict) -> None:
-    """The ``max_abs_diff`` in ``reported`` is ``actual``, the difference the grader computed itself."""
-    value = reported.number()
-    holds = torch_side.same_difference(value, actual)
-    expect_that(reported, holds, f"{actual:.6g}, the largest |attention - SDPA| the grader finds", f"{value:.6g}", value=np.asarray(value), wrong=wrong)
-
-
-def names_a_kernel(backend: Got, Q: np.ndarray, K: np.ndarray, V: np.ndarray, mask: Any) -> None:
-    """The backend is a known kernel's name, and one that can run these inputs."""
-    name = backend.value
-    expect_that(backend, isinstance(name, str) and name.strip() != "", "the name of the kernel that ran", f"{name!r}")
-    named = {kernel for kernel in torch_side.KERNELS if kernel in name.lower()}
-    expect_that(backend, bool(named), f"one of {', '.join(torch_side.KERNELS)}", repr(name))
-    possible = torch_side.possible_kernels(Q, K, V, mask)
-    expect_that(backend, bool(named & possible), f"a kernel that can run these inputs here ({' or '.join(sorted(possible))})", repr(name))
-
-
 @pytest.mark.points(0.5)
 @pytest.mark.parametrize("name", ["2d", "4d"])
 def test_agrees_without_mask(lab: Lab, name: str) -> None:
@@ -95,14 +64,7 @@ def test_reports_the_real_difference(lab: Lab) -> None:
     shift = np.zeros(Q.shape[:-1] + V.shape[-1:])
     shift[1, 2, 4], shift[0, 0, 0] = 0.25, -0.125
     text = "compare_with_torch(Q, K, V, mask) with Q (2, 4, 3), K (2, 5, 3), V (2, 5, 6), causal_mask(4, 5), while scaling.attention returns its output plus 0.25 at [1, 2, 4] and -0.125 at [0, 0, 0]"
-    got = lab.probe("compare_with_shifted_attention", Q, K, V, mask, shift, text=text)
-    result, seen = got.value
-    reported, _ = got.with_value(result).parts("max_abs_diff", "backend")
-    reported.number()  # a number, before the grader looks further
-    expect_that(reported, seen is not None, "a call of attention from scaling.py", "a result computed without calling it")
-    seen = got.with_value(seen).array(shift.shape)
-    actual = float(np.max(np.abs(seen.astype(float) - torch_side.sdpa(Q, K, V, mask))))
-    reports(reported, actual, torch_side.compare_variants(seen, Q, K, V, mask))
+    reports_known_error(lab, Q, K, V, mask, shift, text)
 
 
 @pytest.mark.points(0.5)
