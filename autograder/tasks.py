@@ -7,11 +7,19 @@ totals from them, and stub messages name the step and its handout section.
 
 from __future__ import annotations
 
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
 LAB = "lab07_attention"
 HANDOUT = "handouts/lab07_attention.md"
+QUESTIONS = Path(__file__).parent / "data" / "predictions.toml"  # predict-first questions; instructors may add their own
+
+
+def _prediction_points() -> float:
+    """The predictions step is worth the sum of its questions' points (the data file decides)."""
+    with QUESTIONS.open("rb") as file:
+        return float(sum(q["points"] for q in tomllib.load(file)["question"]))
 
 
 @dataclass(frozen=True)
@@ -53,7 +61,9 @@ STEPS: tuple[Step, ...] = (
     Step("block", "Multi-head attention and the block", 14, 4, ("multi_head", "layer_norm", "rms_norm", "feed_forward", "block")),
     Step("gradients", "Gradients of one head", 10, 3, ("attention_backward", "central_difference")),
     Step("costs", "The chapter's arithmetic", 10, 2, ("block_params", "gpt2_small_params", "score_matrix_bytes", "attention_flop_share", "crossover_length")),
+    Step("toy_gpt", "A toy GPT from your own pieces", 14, 4, ("layer_norm", "gelu", "causal_self_attention", "mlp", "gpt_forward", "new_cache", "gpt_step", "generate")),
     Step("timing", "Timing attention", 12, 0, ("time_attention", "loglog_slope", "time_decoding", "peak_memory")),
+    Step("predictions", "Predict first, then check", _prediction_points(), 0, ("PREDICTIONS",)),
 )
 BY_ID = {step.id: step for step in STEPS}
 MODULES = tuple(step.module for step in STEPS)

@@ -78,8 +78,11 @@ def test_contract_lists_every_function_of_the_stub(step: tasks.Step) -> None:
     body = block_body("contract", step.id)
     for name in contract.public_names(stub):
         assert re.search(rf"^\s*(def|class) {name}\b", body, re.MULTILINE), f"{name} of {step.module}.py is missing from the handout's contract"
+    answers = contract.answer_names(stub, step.functions)
     for name in step.functions:
-        assert name in contract.public_names(stub, to_write=True), f"registry function {name} is not a stubbed function of {step.module}.py"
+        assert name in contract.public_names(stub, to_write=True) or name in answers, f"registry function {name} is not a stubbed function of {step.module}.py"
+    for name in answers:
+        assert contract.answer_source(stub, (name,)) in body, f"the stub's {name} is missing from the handout's contract"
 
 
 def test_contract_is_the_stubs_text() -> None:
@@ -116,6 +119,10 @@ def test_mistakes_lists_every_known_mistake(step: tasks.Step) -> None:
     except ModuleNotFoundError:
         pytest.skip(f"no diagnosis module for {step.id}")
     body = block_body("mistakes", step.id)
+    if step.id in generate.ANSWER_STEPS:
+        section = markdown().split(f'<a id="{step.anchor}"></a>')[1].split('<a id="')[0]
+        assert body.strip() == generate.ANSWERS_HIDDEN and not any(m.text in section for m in module.MISTAKES.values())
+        return
     for mistake in module.MISTAKES.values():
         assert mistake.text in body
 

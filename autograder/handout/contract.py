@@ -66,6 +66,28 @@ def public_names(stub_text: str, to_write: bool | None = None) -> list[str]:
     return [n.name for n in _definitions(stub_text) if to_write is None or _raises_not_implemented(n) == to_write]
 
 
+def _assignments(stub_text: str) -> dict[str, ast.stmt]:
+    """The stub's top-level assignments to a plain name, by name."""
+    found = {}
+    for node in ast.parse(stub_text).body:
+        target = node.target if isinstance(node, ast.AnnAssign) else (node.targets[0] if isinstance(node, ast.Assign) else None)
+        if isinstance(target, ast.Name):
+            found[target.id] = node
+    return found
+
+
+def answer_names(stub_text: str, names: tuple[str, ...]) -> list[str]:
+    """Those of ``names`` that the stub assigns at its top level (answer dicts such as ``PREDICTIONS``)."""
+    assigned = _assignments(stub_text)
+    return [name for name in names if name in assigned]
+
+
+def answer_source(stub_text: str, names: tuple[str, ...]) -> str:
+    """The source of the stub's top-level assignments of ``names``, as the stub has them."""
+    lines, assigned = stub_text.splitlines(), _assignments(stub_text)
+    return "\n\n".join("\n".join(lines[assigned[n].lineno - 1 : assigned[n].end_lineno]) for n in names if n in assigned)
+
+
 def _names(names: list[str]) -> str:
     return ", ".join(f"`{n}`" for n in names)
 
@@ -76,6 +98,18 @@ def contract_markdown(step: tasks.Step, assignments: Path) -> str:
     if not stub.is_file():
         return f"*The stub `{step.module}.py` is not generated yet (run `attnlab stubs`).*"
     text = stub.read_text(encoding="utf-8")
+    answers = answer_names(text, step.functions)
+    if answers:
+        return "\n".join(
+            [
+                f"Fill in {_names(answers)} in `{step.module}.py`: replace each `None` by your answer as a plain literal. "
+                "Keep the keys: the graders read them.",
+                "",
+                "```python",
+                answer_source(text, tuple(answers)),
+                "```",
+            ]
+        )
     lines = [
         f"Write these in `{step.module}.py`: {_names(public_names(text, True))}. The stub already holds each signature "
         "and docstring, and each body raises `NotImplementedError` until you replace it. Keep the names and signatures: "

@@ -33,8 +33,14 @@ def steps_table() -> str:
     return "\n".join(rows)
 
 
+ANSWER_STEPS = ("predictions",)  # steps whose known mistakes would give the answers away
+ANSWERS_HIDDEN = "*The wrong answers the grader recognises are named in its feedback once you have answered; listing them here would give the answers away.*"
+
+
 def mistakes_markdown(step: tasks.Step) -> str:
     """The step's known mistakes, as the feedback names them."""
+    if step.id in ANSWER_STEPS:
+        return ANSWERS_HIDDEN
     try:
         module = importlib.import_module(f"autograder.diagnose.{step.module}")
     except ModuleNotFoundError:

@@ -68,9 +68,15 @@ INTROS: dict[str, str] = {
     "gradients": "The backward pass of one unmasked head by hand, checked against central differences.",
     "costs": "The chapter's rules of thumb for parameters, memory and FLOPs, as functions, "
     "so that every number in its tables is something you can recompute.",
+    "toy_gpt": "Assemble a small GPT-2 style decoder from your own pieces (LayerNorm with gain and bias, GELU, causal multi-head attention, tied embeddings) "
+    "and run the kit's toy model on it; then generate greedily with and without your KV cache and see the same tokens come out.",
     "timing": "Measure how one head's time grows with the sequence length and fit the exponent on log-log axes, "
     "measure peak memory, and time generation with and without a KV cache. "
     "Run `attnlab timing` in this folder first: it writes `reports/timing.json` and the plots shown below.",
+    "predictions": "Before you run each step, write in `predictions.py` what you expect it to give (which key a query favours, "
+    "an output shape, the weights of a single token, the first row of a causal mask, a KV-cache size): every entry starts "
+    "as `None`, and a plain literal is all you write. The grader compares your predictions with the values the reference "
+    "computes and shows a value only once you have answered it.",
 }
 
 QUESTIONS: tuple[Question, ...] = (

@@ -40,8 +40,8 @@ NO_CACHE_OFF = "; without a cache token t reruns the whole prefix: about t d^2 w
 CACHE_OFF = "; with a cache each token projects only itself and attends over the cached keys, so its latency hardly grows with t"
 SPEEDUP_LOW = "; at token 512 a cached step does a few hundredths of the uncached one's work"
 TOKENS_DIFFER = (
-    "; the cache must change the speed, never the result: does decoder_step append the new key and value before "
-    "attending, give the token its own position, and use the same layers as decoder_logits?"
+    "; the cache must change the speed, never the result: do gpt_step and gpt_forward in toy_gpt.py give the same logits "
+    "(attnlab grade --step toy_gpt checks it), and does time_decoding give gpt_step each new token at its own position?"
 )
 MEMORY_LOW = "; the naive head must hold the whole n x n float32 score matrix, 4 n^2 bytes; less means the peak was not measured during the pass, or not in bytes"
 MEMORY_SDPA = "; SDPA computes attention in tiles and never holds the n x n matrix, so its peak stays far below the naive head's"

@@ -25,7 +25,7 @@ from autograder.timing import analysis, plots, report
 from autograder.timing.calibration import GPU_NOT_CALIBRATED, SERIES, Sweep, device_class, sweep_for, windows_for
 
 MODULE = "timing"
-N_LAYERS, N_HEADS = 2, 4  # the kit's decoder (timing.decoder_weights)
+N_LAYERS, N_HEADS = 2, 4  # the kit's decoder (timing.time_decoding: toy_gpt.random_weights at this size)
 
 
 class MeasurementError(Exception):

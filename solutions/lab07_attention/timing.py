@@ -1,4 +1,4 @@
-"""Step 12, timing attention (handout section `timing`), in PyTorch.
+"""Step 13, timing attention (handout section `timing`), in PyTorch.
 
 Attention's cost grows with the square of the sequence length ``n``: the score
 matrix ``Q K^T`` has ``n^2`` entries. Measured times show it as the slope of
@@ -11,8 +11,10 @@ times slower).
 
 Decoding shows the same cost from the other side. Without a cache, token
 ``t`` recomputes the whole prefix, so its latency grows with ``t``; with a
-KV cache each token costs about the same. The decoder is fixed by the kit
-(:func:`decoder_weights`), so everyone's numbers mean the same thing.
+KV cache each token costs about the same. The decoder is your toy GPT from
+step 12 (``toy_gpt.py``) at a larger size, with weights fixed by the kit
+(:func:`toy_gpt.random_weights` with the seed ``SEED``), so everyone's numbers
+mean the same thing.
 
 Works on a GPU when one is present (``device=None``), on the CPU otherwise.
 """
@@ -31,7 +33,9 @@ import torch.nn.functional as F
 from numpy.typing import ArrayLike
 from torch import Tensor
 
-# The kit's decoder: 2 layers of 4 heads, d_model 64, greedy decoding from START_TOKEN.
+from toy_gpt import gpt_forward, gpt_step, new_cache, random_weights
+
+# The kit's decoder: your toy GPT with 2 layers of 4 heads, d_model 64 and 256 tokens, greedy decoding from START_TOKEN.
 N_LAYERS, N_HEADS, D_MODEL, VOCAB, START_TOKEN, SEED = 2, 4, 64, 256, 0, 16
 WARMUP_TOKENS = 8  # generated and thrown away before the timed run
 
@@ -48,44 +52,6 @@ def resolve_device(device: str | torch.device | None = None) -> torch.device:
     if device is None:
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     return torch.device(device)
-
-
-def decoder_weights(d_model: int = D_MODEL, n_positions: int = 1024, device: str | torch.device | None = None) -> dict[str, Any]:
-    """The kit's fixed decoder (the same random weights for everyone, float32).
-
-    Pre-norm blocks: ``x = x + attention(layer_norm(x)) @ W_O`` with ``N_HEADS``
-    causal heads of width ``d_model / N_HEADS``, then
-    ``x = x + relu(layer_norm(x) @ W_1) @ W_2``; the input is the token's
-    embedding plus the sinusoidal encoding of its position; the logits are
-    ``layer_norm(x) @ unembedding``. Layer norms have no weights.
-
-    Args:
-        d_model: model width (a multiple of ``N_HEADS``).
-        n_positions: how many positions the encoding table covers.
-        device: where the tensors live (see :func:`resolve_device`).
-
-    Returns:
-        ``{"embedding": [VOCAB, d_model], "positions": [n_positions, d_model],
-        "layers": [{"W_Q", "W_K", "W_V", "W_O": [d_model, d_model],
-        "W_1": [d_model, 4 d_model], "W_2": [4 d_model, d_model]}, ...],
-        "unembedding": [d_model, VOCAB]}``.
-    """
-    generator = torch.Generator().manual_seed(SEED)
-
-    def normal(*shape: int) -> Tensor:
-        return torch.randn(*shape, generator=generator) / math.sqrt(shape[0])
-
-    p = torch.arange(n_positions, dtype=torch.float64)[:, None]  # (n_positions, 1)
-    angle = p / 10000.0 ** (torch.arange(0, d_model, 2, dtype=torch.float64) / d_model)  # (n_positions, d_model / 2)
-    positions = torch.stack([angle.sin(), angle.cos()], dim=-1).reshape(n_positions, d_model).float()  # interleaved sin, cos
-    layers = [
-        {"W_Q": normal(d_model, d_model), "W_K": normal(d_model, d_model), "W_V": normal(d_model, d_model), "W_O": normal(d_model, d_model), "W_1": normal(d_model, 4 * d_model), "W_2": normal(4 * d_model, d_model)}
-        for _ in range(N_LAYERS)
-    ]
-    embedding, unembedding = torch.randn(VOCAB, d_model, generator=generator), normal(d_model, VOCAB)
-    on = resolve_device(device)
-    layers = [{name: w.to(on) for name, w in layer.items()} for layer in layers]
-    return {"embedding": embedding.to(on), "positions": positions.to(on), "layers": layers, "unembedding": unembedding.to(on)}
 
 
 @contextmanager
@@ -218,76 +184,21 @@ def loglog_slope(ns: ArrayLike, seconds: ArrayLike) -> float:
     # END SOLUTION
 
 
-def decoder_logits(weights: dict[str, Any], tokens: Tensor) -> Tensor:
-    """Without a cache: run the decoder over every token so far; the logits of the next token.
-
-    Args:
-        weights: from :func:`decoder_weights`.
-        tokens: token ids so far ``[t]`` (position ``i`` holds token ``i``).
-
-    Returns:
-        The logits ``[VOCAB]`` at the last position.
-    """
-    # BEGIN SOLUTION
-    t, d_model = tokens.shape[0], weights["embedding"].shape[1]
-    x = weights["embedding"][tokens] + weights["positions"][:t]  # (t, d_model)
-    for layer in weights["layers"]:
-        h = F.layer_norm(x, (d_model,))
-        q, k, v = (_heads(h @ layer[w]) for w in ("W_Q", "W_K", "W_V"))  # (N_HEADS, t, d_head) each
-        x = x + _merge(naive_attention(q, k, v, causal=True)) @ layer["W_O"]  # (t, d_model)
-        x = x + F.relu(F.layer_norm(x, (d_model,)) @ layer["W_1"]) @ layer["W_2"]
-    return F.layer_norm(x[-1], (d_model,)) @ weights["unembedding"]  # (VOCAB,)
-    # END SOLUTION
-
-
-def decoder_step(weights: dict[str, Any], token: int, position: int, cache: list[list[Tensor]]) -> Tensor:
-    """With a KV cache: run the decoder on one new token; the logits of the next token.
-
-    Args:
-        weights: from :func:`decoder_weights`.
-        token: the new token's id.
-        position: its position (the number of tokens before it).
-        cache: one ``[keys, values]`` pair per layer, each ``[N_HEADS, position, d_head]``
-            (empty lists before the first token); the new token's key and value are appended.
-
-    Returns:
-        The logits ``[VOCAB]`` of the next token.
-    """
-    # BEGIN SOLUTION
-    d_model = weights["embedding"].shape[1]
-    x = (weights["embedding"][token] + weights["positions"][position])[None, :]  # (1, d_model)
-    for layer, kv in zip(weights["layers"], cache):
-        h = F.layer_norm(x, (d_model,))
-        q, k, v = (_heads(h @ layer[w]) for w in ("W_Q", "W_K", "W_V"))  # (N_HEADS, 1, d_head) each
-        kv[:] = [k, v] if not kv else [torch.cat([kv[0], k], dim=-2), torch.cat([kv[1], v], dim=-2)]  # append first
-        x = x + _merge(naive_attention(q, kv[0], kv[1])) @ layer["W_O"]  # the newest token sees every cached key
-        x = x + F.relu(F.layer_norm(x, (d_model,)) @ layer["W_1"]) @ layer["W_2"]
-    return F.layer_norm(x[0], (d_model,)) @ weights["unembedding"]  # (VOCAB,)
-    # END SOLUTION
-
-
-def _heads(x: Tensor) -> Tensor:
-    """``[t, d_model]`` -> ``[N_HEADS, t, d_model / N_HEADS]``."""
-    return x.reshape(x.shape[0], N_HEADS, -1).transpose(0, 1)
-
-
-def _merge(x: Tensor) -> Tensor:
-    """``[N_HEADS, t, d_head]`` -> ``[t, N_HEADS * d_head]`` (heads side by side)."""
-    return x.transpose(0, 1).reshape(x.shape[1], -1)
-
-
 def time_decoding(
     n_tokens: int = 512, d_model: int = 64, use_cache: bool = True, device: str | torch.device | None = None, *, return_tokens: bool = False
 ) -> list[float] | tuple[list[float], list[int]]:
     """Per-token seconds of greedily generating ``n_tokens`` tokens with the kit's decoder.
 
-    Generation starts from ``START_TOKEN`` at position 0; each new token is the
-    argmax of the logits. ``WARMUP_TOKENS`` tokens are generated untimed first.
+    The decoder is ``toy_gpt.random_weights(VOCAB, d_model, N_HEADS, N_LAYERS,
+    n_ctx=n_tokens, seed=SEED)`` in float32. Generation starts from
+    ``START_TOKEN`` at position 0; each new token is the argmax of the logits.
+    ``WARMUP_TOKENS`` tokens are generated untimed first.
 
     Args:
         n_tokens: tokens to generate (and time).
-        d_model: decoder width.
-        use_cache: :func:`decoder_step` with a KV cache, else :func:`decoder_logits` over the whole prefix.
+        d_model: decoder width (a multiple of ``N_HEADS``).
+        use_cache: :func:`toy_gpt.gpt_step` with a KV cache (:func:`toy_gpt.new_cache`), else
+            :func:`toy_gpt.gpt_forward` over the whole prefix.
         device: where to measure (see :func:`resolve_device`).
         return_tokens: also return the generated token ids.
 
@@ -297,16 +208,16 @@ def time_decoding(
     """
     # BEGIN SOLUTION
     target = resolve_device(device)
-    weights = decoder_weights(d_model, n_positions=n_tokens + 1, device=target)
+    weights = random_weights(VOCAB, d_model, N_HEADS, N_LAYERS, n_ctx=n_tokens, seed=SEED, device=target, dtype=torch.float32)
 
     def generate(count: int) -> tuple[list[float], list[int]]:
         tokens, seconds = [START_TOKEN], []
-        cache: list[list[Tensor]] = [[] for _ in weights["layers"]]
+        cache = new_cache(weights)
         for _ in range(count):
             if use_cache:
-                step = lambda: int(decoder_step(weights, tokens[-1], len(tokens) - 1, cache).argmax())  # noqa: E731
+                step = lambda: int(gpt_step(weights, tokens[-1], len(tokens) - 1, cache).argmax())  # noqa: E731
             else:
-                step = lambda: int(decoder_logits(weights, torch.tensor(tokens, device=target)).argmax())  # noqa: E731
+                step = lambda: int(gpt_forward(weights, torch.tensor(tokens, device=target))[-1].argmax())  # noqa: E731
             token, elapsed = timed(step, target)
             tokens.append(token)
             seconds.append(elapsed)

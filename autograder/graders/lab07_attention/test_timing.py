@@ -322,13 +322,16 @@ def test_remeasurement(lab: Lab, found: TimingReport | ReportError, grading_devi
         text = f"time_attention({n}, d={attention.d}, device={device!r}, repeats={REMEASURE_REPEATS}, kind={kind!r}) (re-measured now)"
         got = lab.call("time_attention", n, attention.d, device, REMEASURE_REPEATS, kind=kind, text=text)
         _within_factor(lab, got, _positive(got), float(attention.series[name].median[largest]), "a median")
-    text = f"time_decoding({REMEASURE_TOKENS}, d_model={decoding.d_model}, use_cache=False, device={device!r}) (re-measured now)"
-    got = lab.call("time_decoding", REMEASURE_TOKENS, decoding.d_model, False, device, text=text)
-    value = got.value.tolist() if isinstance(got.value, np.ndarray) else got.value
-    ok = isinstance(value, (list, tuple)) and len(value) == REMEASURE_TOKENS and all(isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v < MAX_REMEASURED for v in value)
-    expect_that(got, ok, f"a list of {REMEASURE_TOKENS} positive per-token seconds", "something else")
+    text = f"time_decoding({REMEASURE_TOKENS}, d_model={decoding.d_model}, use_cache=False, device={device!r}) (re-measured now, {decoding.rounds} times)"
+    runs = []
+    for _ in range(decoding.rounds):  # the report keeps each token's fastest of its rounds; so does the re-measurement
+        got = lab.call("time_decoding", REMEASURE_TOKENS, decoding.d_model, False, device, text=text)
+        value = got.value.tolist() if isinstance(got.value, np.ndarray) else got.value
+        ok = isinstance(value, (list, tuple)) and len(value) == REMEASURE_TOKENS and all(isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v < MAX_REMEASURED for v in value)
+        expect_that(got, ok, f"a list of {REMEASURE_TOKENS} positive per-token seconds", "something else")
+        runs.append(value)
     half = REMEASURE_TOKENS // 2
-    measured, reported = float(np.median(value[half:])), float(np.median(decoding.without_cache.seconds[half:REMEASURE_TOKENS]))
+    measured, reported = float(np.median(np.min(runs, axis=0)[half:])), float(np.median(decoding.without_cache.seconds[half:REMEASURE_TOKENS]))
     _within_factor(lab, got, measured, reported, f"the median of tokens {half + 1}..{REMEASURE_TOKENS}")
 
 

@@ -1,0 +1,39 @@
+"""Predict first, then check (handout section `predictions`).
+
+Before you run a step's code, write down what you expect it to give: replace
+each ``None`` below with your prediction, as a plain literal (a number, a
+string, a list or a tuple). Fill the entries in as you reach their steps; the
+full questions, with their inputs, are in the handout section "Predict first,
+then check". The grader compares each prediction with the value the reference
+solution computes and shows that value only once you have answered, so an
+entry left at ``None`` just says "no prediction yet". Do not compute your
+answers with your code: a wrong prediction that you then understand is the
+point of the exercise.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+PREDICTIONS: dict[str, Any] = {
+    # Scaled dot-product attention
+    # Which key each query favours, for Q = [[0, 3], [2, -1]], K = [[3, 0], [-1, 2]] (a list of key indices, one per query)
+    "favoured_keys": None,  # your prediction
+    # The output shape for Q, K of shape (4, 7, 3) and V of shape (4, 7, 5) (a tuple of ints)
+    "output_shape": None,  # your prediction
+    # The weights q = [1, 2] gives two identical keys k_0 = k_1 = [3, -1] (a list of 2 numbers)
+    "equal_keys_weights": None,  # your prediction
+    # The weight of a single token, q = [1, -1], k = [2, 0.5], v = [5, -2] (a number)
+    "single_token_weight": None,  # your prediction
+    # The output of that single token (a list of 2 numbers)
+    "single_token_output": None,  # your prediction
+    # Causal mask
+    # The first row of the causal weights of 4 tokens with equal scores (a list of 4 numbers)
+    "causal_first_row": None,  # your prediction
+    # Permutation equivariance
+    # What swapping two tokens in Q, K and V together does to the output ("swapped", "unchanged" or "different")
+    "permuted_inputs": None,  # your prediction
+    # KV cache
+    # The KV cache of a 70B-class model: 80 layers, 8 KV heads of width 128, fp16, 32,768 tokens (a number of GB)
+    "kv_cache_gb": None,  # your prediction
+}
