@@ -11,8 +11,10 @@ fixture. The core returns a :class:`GradeReport` and never prints.
 from __future__ import annotations
 
 import hashlib
+import importlib
 import io
 import sys
+import threading
 import time
 import zlib
 from contextlib import redirect_stderr, redirect_stdout
@@ -206,11 +208,23 @@ def _guard_imports(submission: Path) -> None:
             raise GradingError(f"the grader's {name} was imported from the submission folder ({path}); run attnlab from another folder")
 
 
+def _preload_torch(steps: tuple[str, ...]) -> None:
+    """Import torch in a background thread when a torch step will be graded.
+
+    The reference's torch steps import it in this process (about 2 s); a thread
+    started now does that while the first steps' checks wait on their children.
+    Importlib's module locks make a later ``import torch`` wait for this one.
+    """
+    if any(tasks.step(s).torch for s in steps if s in tasks.BY_ID) and "torch" not in sys.modules:
+        threading.Thread(target=importlib.import_module, args=("torch",), name="attnlab-torch-preload", daemon=True).start()
+
+
 def grade(options: GradeOptions) -> GradeReport:
     """Run every applicable grader on ``options.submission`` and return the report."""
     started = time.perf_counter()
     _guard_imports(Path(options.submission))
     zygote.prestart()  # the children's numpy and torch load while pytest collects
+    _preload_torch(options.steps or tuple(tasks.BY_ID))
     plugin = GradingPlugin(options)
     paths = _grader_paths(options)
     args = [

@@ -93,3 +93,25 @@ def test_without_the_fork_server_children_start_directly(folder: Path, monkeypat
             box.call("probe", "hard_exit")
         assert caught.value.reason == client.EXITED.format(code=7)
     assert facts["own_session"] and facts["cwd_is_home"]
+
+
+def test_the_grader_preloads_torch_only_for_torch_steps(monkeypatch: pytest.MonkeyPatch) -> None:
+    """engine._preload_torch overlaps the reference's torch import with the first steps; numpy steps never pay for it."""
+    from autograder import engine, tasks
+
+    started: list[str] = []
+
+    class Recorder:
+        def __init__(self, target, args, name, daemon) -> None:  # noqa: ANN001  threading.Thread's keywords
+            started.append(args[0])
+
+        def start(self) -> None:
+            pass
+
+    monkeypatch.setattr(engine.threading, "Thread", Recorder)
+    monkeypatch.delitem(engine.sys.modules, "torch", raising=False)
+    engine._preload_torch(("softmax", "block"))
+    assert started == []
+    engine._preload_torch(("softmax", "kv_cache"))
+    assert started == ["torch"]
+    assert {s.id for s in tasks.STEPS if s.torch} == {"kv_cache", "reference_check", "toy_gpt", "timing"}
