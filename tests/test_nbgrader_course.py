@@ -17,7 +17,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 import pytest
 
@@ -27,7 +27,7 @@ pytest.importorskip("nbgrader")
 from autograder import engine, stubs, tasks  # noqa: E402
 from autograder.diagnose.catalog import MISTAKES  # noqa: E402
 from autograder.nbgrader_course import course as course_writer  # noqa: E402
-from autograder.nbgrader_course import notebook, run  # noqa: E402
+from autograder.nbgrader_course import notebook, run, warm  # noqa: E402
 from tests import kit  # noqa: E402
 from tests.test_nbgrader_kernel import TRANSFORMER_CELL  # noqa: E402
 
@@ -89,7 +89,7 @@ def hang_in_rope(text: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def graded(tmp_path_factory: pytest.TempPathFactory) -> dict:
+def graded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
     """The course after generate_assignment, autograde of every student, generate_feedback and export."""
     tmp = tmp_path_factory.mktemp("nbgrader")
     root = tmp / "course"
@@ -122,7 +122,8 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> dict:
     nbgrader(root, "export")
     with open(root / "grades.csv", newline="", encoding="utf-8") as handle:
         scores = {row["student_id"]: (float(row["score"]), float(row["max_score"])) for row in csv.DictReader(handle)}
-    return {"root": root, "scores": scores}
+    yield {"root": root, "scores": scores}
+    warm.stop(root / "private")  # else it stops itself when idle
 
 
 def feedback(graded: dict, student: str) -> str:

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autograder import tasks
+from autograder.nbgrader_course import warm
 
 # Set by the course's execute preprocessor (nbgrader_course.preprocessors.GuardedExecute).
 ENV_STUDENT = "ATTNLAB_STUDENT"  # the submission's identity, for its hidden-input seed
@@ -143,6 +144,13 @@ def _grade_once(submission: Path, steps: tuple[str, ...], private: Path | None, 
         "private": str(private) if private else None,
         "student": os.environ.get(ENV_STUDENT) or submission.name,
     }
+    if private is not None and warm.enabled():
+        try:
+            return _outcome(*warm.grade(request, private, deadline_s, STOP_GRACE_S))
+        except warm.WarmUnavailable:
+            pass  # graded by a fresh process below
+        except subprocess.TimeoutExpired:
+            return Outcome(failure=NOT_FINISHED.format(seconds=deadline_s))
     package_root = str(Path(__file__).resolve().parents[2])
     bootstrap = (
         "import sys; sys.path.insert(0, sys.argv[1]); "
@@ -165,8 +173,13 @@ def _grade_once(submission: Path, steps: tuple[str, ...], private: Path | None, 
         except BaseException:  # an interrupt of the cell: let the grader stop its sandboxes first
             _stop(process)
             raise
-    if process.returncode != 0:
-        lines = err.decode("utf-8", "replace").strip().splitlines() or [f"exit status {process.returncode}"]
+    return _outcome(process.returncode, out, err)
+
+
+def _outcome(code: int, out: bytes, err: bytes) -> Outcome:
+    """The outcome of a grader run from its exit status and output."""
+    if code != 0:
+        lines = err.decode("utf-8", "replace").strip().splitlines() or [f"exit status {code}"]
         return Outcome(failure=GRADER_FAILED.format(detail=lines[-1][:300]))
     try:
         return Outcome(tests=tuple(json.loads(out)["tests"]))

@@ -154,8 +154,15 @@ class Zygote:
         theirs.close()
         self._control = ours
         self._ready = False
+        self._owner = os.getpid()  # a forked copy of this process shares the server but does not own it
 
     def alive(self) -> bool:
+        if os.getpid() != self._owner:
+            try:
+                os.kill(self._proc.pid, 0)
+            except OSError:
+                return False
+            return True
         return self._proc.poll() is None
 
     def spawn(self, cwd: Path, env: dict[str, str], limits: dict[str, Any], fds: tuple[int, int]) -> ForkedChild:
@@ -183,6 +190,8 @@ class Zygote:
             self._control.close()
         except OSError:
             pass
+        if os.getpid() != self._owner:
+            return  # the owner stops the server and removes its folder
         if self._proc.poll() is None:
             try:
                 os.killpg(self._proc.pid, signal.SIGKILL)
