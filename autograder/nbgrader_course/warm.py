@@ -201,6 +201,10 @@ def serve(path: str) -> None:
         os.waitpid(pid, 0)  # one student at a time: the sandbox fork server is shared
     listener.close()
     Path(path).unlink(missing_ok=True)
+    try:
+        Path(path).parent.rmdir()
+    except OSError:
+        pass  # a new server already listens there
 
 
 def stop(private: Path) -> bool:
@@ -225,7 +229,9 @@ def _work(connection: socket.socket, request: dict) -> None:
         os.setsid()
         signal.signal(signal.SIGINT, signal.default_int_handler)
         connection.settimeout(None)
-        reply = _graded(request)
+        with tempfile.TemporaryDirectory(prefix="attnlab-grade-") as work:  # pytest's plugins may write into the cwd
+            os.chdir(work)
+            reply = _graded(request)
         connection.sendall(json.dumps(reply).encode() + b"\n")
         code = 0
     except BaseException:  # noqa: BLE001  the cell sees a worker without a report; nothing may escape a fork
