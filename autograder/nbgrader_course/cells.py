@@ -24,13 +24,12 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import tempfile
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
-from autograder import tasks
+from autograder import isolated, tasks
 from autograder.nbgrader_course import warm
 
 # Set by the course's execute preprocessor (nbgrader_course.preprocessors.GuardedExecute).
@@ -151,14 +150,9 @@ def _grade_once(submission: Path, steps: tuple[str, ...], private: Path | None, 
             pass  # graded by a fresh process below
         except subprocess.TimeoutExpired:
             return Outcome(failure=NOT_FINISHED.format(seconds=deadline_s))
-    package_root = str(Path(__file__).resolve().parents[2])
-    bootstrap = (
-        "import sys; sys.path.insert(0, sys.argv[1]); "
-        "from autograder.nbgrader_course.run import main; sys.path.remove(sys.argv[1]); sys.exit(main(sys.argv[2]))"
-    )
     with tempfile.TemporaryDirectory(prefix="attnlab-grade-") as work:
         process = subprocess.Popen(
-            [sys.executable, "-I", "-c", bootstrap, package_root, json.dumps(request)],
+            isolated.command("autograder.nbgrader_course.run", "main", json.dumps(request)),
             cwd=work,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,

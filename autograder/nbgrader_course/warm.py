@@ -36,6 +36,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from autograder import isolated
+
 ENV_SWITCH = "ATTNLAB_WARM_GRADER"  # "0": every student gets a fresh grader process
 IDLE_S = 120.0
 START_TIMEOUT_S = 60.0
@@ -125,13 +127,8 @@ def _connect(path: Path) -> socket.socket | None:
 def _start_and_connect(path: Path) -> socket.socket:
     """Start a detached server on ``path`` and connect once it listens."""
     path.unlink(missing_ok=True)
-    package_root = str(Path(__file__).resolve().parents[2])
-    bootstrap = (
-        "import sys; sys.path.insert(0, sys.argv[1]); "
-        "from autograder.nbgrader_course.warm import serve; sys.path.remove(sys.argv[1]); serve(sys.argv[2])"
-    )
     subprocess.Popen(
-        [sys.executable, "-I", "-c", bootstrap, package_root, str(path)],
+        isolated.command("autograder.nbgrader_course.warm", "serve", str(path)),
         cwd=path.parent,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,

@@ -15,7 +15,6 @@ import select
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import asdict, dataclass
@@ -24,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from autograder import isolated
 from autograder.sandbox import zygote
 from autograder.sandbox.protocol import AsTorch, ProtocolError, decode, encode, read_message, write_message
 
@@ -197,13 +197,8 @@ class Sandbox:
     def _spawn(self, copy: Path, fds: tuple[int, int]) -> subprocess.Popen:
         """A fresh ``python -I`` child."""
         limits = asdict(self.limits) | {"request_fd": fds[0], "reply_fd": fds[1]}
-        package_root = str(Path(__file__).resolve().parents[2])
-        bootstrap = (
-            "import sys; sys.path.insert(0, sys.argv[1]); "
-            "from autograder.sandbox.child import main; sys.path.remove(sys.argv[1]); main(sys.argv[2])"
-        )
         return subprocess.Popen(
-            [sys.executable, "-I", "-c", bootstrap, package_root, json.dumps(limits)],
+            isolated.command("autograder.sandbox.child", "main", json.dumps(limits)),
             cwd=copy,
             env=child_env(copy),
             stdin=subprocess.DEVNULL,

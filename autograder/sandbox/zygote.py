@@ -28,11 +28,12 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from autograder import isolated
 
 ENV_SWITCH = "ATTNLAB_FORKSERVER"  # "0" turns the fork server off (each child is a fresh python -I)
 MAX_MESSAGE = 1 << 16
@@ -45,8 +46,8 @@ class ZygoteError(Exception):
 
 
 # -- the zygote process ---------------------------------------------------------
-def serve(control_fd: int) -> None:
-    """Preload, then answer ``spawn`` and ``wait`` requests on ``control_fd`` until it closes."""
+def serve(control_fd: int | str) -> None:
+    """Preload, then answer ``spawn`` and ``wait`` requests on the socket ``control_fd`` until it closes."""
     for name in PRELOAD:
         try:
             __import__(name)
@@ -54,7 +55,7 @@ def serve(control_fd: int) -> None:
             pass
     from autograder.sandbox import child  # noqa: F401  (imports the probes too)
 
-    control = socket.socket(fileno=control_fd)
+    control = socket.socket(fileno=int(control_fd))
     while True:
         try:
             message, fds, _, _ = socket.recv_fds(control, MAX_MESSAGE, 2)
@@ -134,15 +135,10 @@ class Zygote:
         self.start_timeout_s = start_timeout_s
         self._home = Path(tempfile.mkdtemp(prefix="attnlab-zygote-"))
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        package_root = str(Path(__file__).resolve().parents[2])
-        bootstrap = (
-            "import sys; sys.path.insert(0, sys.argv[1]); "
-            "from autograder.sandbox.zygote import serve; sys.path.remove(sys.argv[1]); serve(int(sys.argv[2]))"
-        )
         from autograder.sandbox.client import child_env
 
         self._proc = subprocess.Popen(
-            [sys.executable, "-I", "-c", bootstrap, package_root, str(theirs.fileno())],
+            isolated.command("autograder.sandbox.zygote", "serve", str(theirs.fileno())),
             cwd=self._home,
             env=child_env(self._home),
             stdin=subprocess.DEVNULL,
