@@ -29,7 +29,7 @@ if device == "cuda" and not torch.cuda.is_available():
 EOF
 
 mkdir -p "$work/submission"
-cp "$root"/solutions/lab07_attention/*.py "$work/submission/"
+cp "$root"/solutions/lab07_attention/*.py "$root"/solutions/lab07_attention/*.npz "$work/submission/"
 start=$(date +%s)
 timeout 300 "$python" -m autograder timing "$work/submission" --device "$device" --no-progress "$@"
 echo "measured in $(( $(date +%s) - start )) s"

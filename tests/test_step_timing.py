@@ -9,6 +9,8 @@ the graders recompute from them.
 from __future__ import annotations
 
 import json
+import os
+import re
 import shutil
 import subprocess
 import sys
@@ -234,3 +236,15 @@ def test_bad_remeasured_values_fail_the_check_cleanly(name: str, tmp_path: Path)
     result = grade(variant.build(tmp_path))
     assert failed_names(result) == {"test_remeasurement"}, [c.message for c in result.failed]
     assert not any(c.internal_error for c in result.checks), [c.message for c in result.checks]
+
+
+@pytest.mark.slow
+def test_gpu_check_script_runs_its_cpu_path() -> None:
+    """bench/gpu_timing.sh is the one-command GPU check; its CPU path (the same commands) runs here and grades full."""
+    done = subprocess.run(
+        ["bash", str(kit.ROOT / "bench" / "gpu_timing.sh"), "cpu", "--quick"],
+        capture_output=True, text=True, timeout=600, cwd=kit.ROOT, env={**os.environ, "PYTHON": sys.executable},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "CUDA available" in done.stdout and "measured in" in done.stdout
+    assert re.search(rf"{TITLE}\s+12\s+12", done.stdout), done.stdout[-2000:]
