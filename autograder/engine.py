@@ -208,6 +208,10 @@ def _guard_imports(submission: Path) -> None:
             raise GradingError(f"the grader's {name} was imported from the submission folder ({path}); run attnlab from another folder")
 
 
+def _uses_torch(steps: tuple[str, ...]) -> bool:
+    return any(tasks.step(s).torch for s in steps if s in tasks.BY_ID)
+
+
 def _preload_torch(steps: tuple[str, ...]) -> None:
     """Import torch in a background thread when a torch step will be graded.
 
@@ -215,7 +219,7 @@ def _preload_torch(steps: tuple[str, ...]) -> None:
     started now does that while the first steps' checks wait on their children.
     Importlib's module locks make a later ``import torch`` wait for this one.
     """
-    if any(tasks.step(s).torch for s in steps if s in tasks.BY_ID) and "torch" not in sys.modules:
+    if _uses_torch(steps) and "torch" not in sys.modules:
         threading.Thread(target=importlib.import_module, args=("torch",), name="attnlab-torch-preload", daemon=True).start()
 
 
@@ -223,8 +227,9 @@ def grade(options: GradeOptions) -> GradeReport:
     """Run every applicable grader on ``options.submission`` and return the report."""
     started = time.perf_counter()
     _guard_imports(Path(options.submission))
-    zygote.prestart()  # the children's numpy and torch load while pytest collects
-    _preload_torch(options.steps or tuple(tasks.BY_ID))
+    selected = options.steps or tuple(tasks.BY_ID)
+    zygote.prestart(torch=_uses_torch(selected))  # the children's numpy (and torch) load while pytest collects
+    _preload_torch(selected)
     plugin = GradingPlugin(options)
     paths = _grader_paths(options)
     args = [

@@ -115,3 +115,13 @@ def test_the_grader_preloads_torch_only_for_torch_steps(monkeypatch: pytest.Monk
     engine._preload_torch(("softmax", "kv_cache"))
     assert started == ["torch"]
     assert {s.id for s in tasks.STEPS if s.torch} == {"kv_cache", "reference_check", "toy_gpt", "timing"}
+
+
+def test_numpy_only_grading_does_not_preload_torch(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    server = zygote.Zygote(zygote.PRELOAD)
+    monkeypatch.setattr(zygote, "_shared", server)
+    try:
+        with Sandbox(folder) as box:
+            assert box.call("probe", "facts")["torch_preloaded"] is False
+    finally:
+        server.close()

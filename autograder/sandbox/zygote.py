@@ -37,7 +37,8 @@ from autograder import isolated
 
 ENV_SWITCH = "ATTNLAB_FORKSERVER"  # "0" turns the fork server off (each child is a fresh python -I)
 MAX_MESSAGE = 1 << 16
-PRELOAD = ("numpy", "torch", "torch.nn.functional")  # trusted, imported before any fork
+PRELOAD = ("numpy",)  # trusted, imported before any fork
+PRELOAD_TORCH = ("torch", "torch.nn.functional")  # also, when torch steps will be graded
 POLL_S = 0.005
 
 
@@ -46,9 +47,9 @@ class ZygoteError(Exception):
 
 
 # -- the zygote process ---------------------------------------------------------
-def serve(control_fd: int | str) -> None:
-    """Preload, then answer ``spawn`` and ``wait`` requests on the socket ``control_fd`` until it closes."""
-    for name in PRELOAD:
+def serve(control_fd: int | str, preload: str = ",".join(PRELOAD)) -> None:
+    """Import ``preload`` (comma-separated modules), then answer ``spawn`` and ``wait`` requests on the socket ``control_fd`` until it closes."""
+    for name in filter(None, preload.split(",")):
         try:
             __import__(name)
         except ImportError:  # a kit without torch still grades its numpy steps
@@ -131,14 +132,15 @@ class ForkedChild:
 class Zygote:
     """The grader's handle on one fork server."""
 
-    def __init__(self, start_timeout_s: float = 60.0) -> None:
+    def __init__(self, preload: tuple[str, ...] = PRELOAD + PRELOAD_TORCH, start_timeout_s: float = 60.0) -> None:
+        self.preload = preload
         self.start_timeout_s = start_timeout_s
         self._home = Path(tempfile.mkdtemp(prefix="attnlab-zygote-"))
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         from autograder.sandbox.client import child_env
 
         self._proc = subprocess.Popen(
-            isolated.command("autograder.sandbox.zygote", "serve", str(theirs.fileno())),
+            isolated.command("autograder.sandbox.zygote", "serve", str(theirs.fileno()), ",".join(preload)),
             cwd=self._home,
             env=child_env(self._home),
             stdin=subprocess.DEVNULL,
@@ -204,21 +206,30 @@ def enabled() -> bool:
     return os.environ.get(ENV_SWITCH, "1") != "0" and hasattr(socket, "send_fds") and hasattr(os, "fork")
 
 
-def shared() -> Zygote | None:
-    """This process's fork server, started on first use (and again if it died); None when turned off."""
+def shared(torch: bool = True) -> Zygote | None:
+    """This process's fork server, started on first use (and again if it died); None when turned off.
+
+    Args:
+        torch: when a new one is started, preload torch too (a running one is kept as it is:
+            without torch preloaded, its children import torch themselves).
+    """
     global _shared
     if not enabled():
         return None
     if _shared is None or not _shared.alive():
         if _shared is not None:
             _shared.close()
-        _shared = Zygote()
+        _shared = Zygote(PRELOAD + (PRELOAD_TORCH if torch else ()))
     return _shared
 
 
-def prestart() -> None:
-    """Start the fork server now, so its imports overlap with the grader's own start-up."""
-    shared()
+def prestart(torch: bool = True) -> None:
+    """Start the fork server now, so its imports overlap with the grader's own start-up.
+
+    Args:
+        torch: preload torch (only worth its 2 s when a torch step will be graded).
+    """
+    shared(torch)
 
 
 @atexit.register
