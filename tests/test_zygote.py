@@ -48,6 +48,7 @@ def folder(tmp_path: Path) -> Path:
 
 
 def test_children_are_forked_preloaded_in_their_own_session_and_folder(folder: Path) -> None:
+    zygote.prestart(torch=True)  # replaces a fork server an earlier numpy-only grading started without torch
     with Sandbox(folder) as box:
         facts = box.call("probe", "facts")
         assert isinstance(box._proc, zygote.ForkedChild)
@@ -118,10 +119,14 @@ def test_the_grader_preloads_torch_only_for_torch_steps(monkeypatch: pytest.Monk
 
 
 def test_numpy_only_grading_does_not_preload_torch(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    server = zygote.Zygote(zygote.PRELOAD)
-    monkeypatch.setattr(zygote, "_shared", server)
+    monkeypatch.setattr(zygote, "_shared", None)
+    server = zygote.shared(torch=False)
     try:
         with Sandbox(folder) as box:
             assert box.call("probe", "facts")["torch_preloaded"] is False
+        assert zygote.shared(torch=False) is server and zygote.shared() is server  # a running one serves any step
+        upgraded = zygote.shared(torch=True)
+        assert upgraded is not server and "torch" in upgraded.preload and not server.alive()
+        upgraded.close()
     finally:
         server.close()

@@ -206,20 +206,23 @@ def enabled() -> bool:
     return os.environ.get(ENV_SWITCH, "1") != "0" and hasattr(socket, "send_fds") and hasattr(os, "fork")
 
 
-def shared(torch: bool = True) -> Zygote | None:
+def shared(torch: bool | None = None) -> Zygote | None:
     """This process's fork server, started on first use (and again if it died); None when turned off.
 
     Args:
-        torch: when a new one is started, preload torch too (a running one is kept as it is:
-            without torch preloaded, its children import torch themselves).
+        torch: True: one that preloads torch (a running one without it is replaced);
+            False: any running one, else a new one without torch; None: any running one,
+            else a new one with torch.
     """
     global _shared
     if not enabled():
         return None
-    if _shared is None or not _shared.alive():
-        if _shared is not None:
-            _shared.close()
-        _shared = Zygote(PRELOAD + (PRELOAD_TORCH if torch else ()))
+    wanted = torch is not False
+    stale = _shared is not None and (not _shared.alive() or (torch is True and "torch" not in _shared.preload))
+    if stale:
+        _shared.close()
+    if _shared is None or stale:
+        _shared = Zygote(PRELOAD + (PRELOAD_TORCH if wanted else ()))
     return _shared
 
 
