@@ -67,11 +67,16 @@ CPU_WINDOWS = Windows(
     causal_slope=(1.9, 3.0),
     naive_over_sdpa_min=2.5,
     no_cache_slope=(0.9, 1.8),
-    cache_slope=(-0.2, 0.6),
+    cache_slope=(-0.5, 0.6),  # the issue asked -0.2; a correct cached decoder measured -0.27 on an idle CI run (see below)
     slope_gap_min=0.5,
     speedup_last_min=8.0,
     speedup_total_min=5.0,
 )
+# The cached per-token slope is the least robust number: a cached step takes about 0.5 ms, so a slower
+# stretch of the machine early in the run tilts the fit down. Quiet runs give 0.05..0.11 (minimum of 3
+# rounds), a doubled load 0.10..0.25, an idle CI run once -0.27. No known mistake makes it negative (an
+# unused cache gives about 1.2, the upper bound and the gap catch it), so the lower bound only guards
+# against implausible data: -0.5 (latency halving over the run twice over).
 # TODO(gpu-calibration): no CUDA machine was available when these checks were written. Until windows
 # are calibrated from real runs (bench/gpu_timing.sh prints a report to calibrate from), a CUDA report
 # is graded on consistency and trends only: times that grow with n, naive slower than SDPA at the
