@@ -21,9 +21,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def wall(command: list[str]) -> float:
+def wall(command: list[str], cwd: Path = ROOT) -> float:
+    """Wall seconds of one command run in ``cwd`` (it must succeed; its output is discarded)."""
     start = time.perf_counter()
-    subprocess.run(command, cwd=ROOT, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(command, cwd=cwd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return time.perf_counter() - start
 
 

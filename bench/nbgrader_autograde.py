@@ -23,10 +23,8 @@ from __future__ import annotations
 import argparse
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import nbformat
@@ -36,6 +34,7 @@ sys.path.insert(0, str(ROOT))
 
 from autograder import tasks  # noqa: E402
 from autograder.nbgrader_course import course, notebook, warm  # noqa: E402
+from grade_overhead import wall  # noqa: E402  (bench/ is this script's own folder on the path)
 
 LAB, BARE = tasks.LAB, "bare"
 
@@ -65,18 +64,14 @@ def build(work: Path, students: int, submission: str) -> Path:
 
 def nbgrader(root: Path, *args: str) -> float:
     """Wall seconds of one nbgrader command run in the course folder (it must succeed)."""
-    start = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=root, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return time.perf_counter() - start
+    return wall([sys.executable, "-m", "nbgrader", *args], root)
 
 
 def engine(root: Path) -> float:
     """Wall seconds of `attnlab grade` on the first student's kit submission, with the course's hidden graders."""
     private = root / "private"
     command = [sys.executable, "-m", "autograder", "grade", str(root / "submitted" / "s1" / LAB), "--hidden", str(private / "hidden"), "--reference", str(private / "reference"), "--secret-file", str(private / "secret")]
-    start = time.perf_counter()
-    subprocess.run(command, cwd=root, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return time.perf_counter() - start
+    return wall(command, root)
 
 
 def main() -> None:

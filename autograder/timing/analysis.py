@@ -40,6 +40,11 @@ def blocks(positions: np.ndarray, seconds: np.ndarray, fit: tuple[int, int], blo
     return t.reshape(-1, block).mean(axis=1), np.median(s.reshape(-1, block), axis=1)
 
 
+def fastest_per_token(rounds: list[list[float]]) -> np.ndarray:
+    """Each token's fastest time over repeated decoding runs: another process only ever adds time."""
+    return np.min(np.asarray(rounds, dtype=float), axis=0)
+
+
 def decoding_slope(decoding: Decoding, seconds: np.ndarray) -> float:
     """The fitted slope of per-token seconds against the token position: block medians over the fit range."""
     return fit_slope(*blocks(decoding.positions, seconds, decoding.fit, decoding.block))

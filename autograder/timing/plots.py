@@ -45,6 +45,12 @@ def _log_axes(axes: object, ns: np.ndarray, xlabel: str, ylabel: str) -> None:
     axes.grid(True, which="major", alpha=0.4)
 
 
+def _slope_line(x: np.ndarray, y: np.ndarray, slope: float) -> np.ndarray:
+    """The line of ``slope`` on log-log axes through the geometric centre of the points ``(x, y)``, at ``x``."""
+    centre_x, centre_y = np.exp(np.mean(np.log(x))), np.exp(np.mean(np.log(y)))
+    return centre_y * (x / centre_x) ** slope
+
+
 def attention_figure(report: TimingReport) -> Figure:
     """Median seconds against n on log-log axes, min-max bars, fitted lines labelled with their slopes."""
     figure, axes = _figure()
@@ -54,10 +60,8 @@ def attention_figure(report: TimingReport) -> Figure:
         color = COLORS[name]
         spread = np.vstack([series.median - series.minimum, series.maximum - series.median])
         axes.errorbar(ns, series.median, yerr=spread, fmt="o", color=color, capsize=3, label=f"{LABELS[name]}: slope {series.slope:.2f}")
-        # the fitted line: the reported slope through the fitted points' geometric centre
         x = ns[fit]
-        centre_x, centre_y = np.exp(np.mean(np.log(x))), np.exp(np.mean(np.log(series.median[fit])))
-        line = centre_y * (x / centre_x) ** series.slope
+        line = _slope_line(x, series.median[fit], series.slope)  # the reported slope, drawn through the fitted points
         axes.plot(x, line, "-", color=color, linewidth=1.5)
         axes.annotate(f"slope {series.slope:.2f}", (x[-1], line[-1]), textcoords="offset points", xytext=(6, 0), color=color, fontsize=9, va="center")
     axes.axvspan(attention.fit[0], attention.fit[1], color="0.92", zorder=0, label=f"fit range n = {attention.fit[0]}..{attention.fit[1]}")
@@ -79,8 +83,7 @@ def decoding_figure(report: TimingReport) -> Figure:
         axes.plot(t, run.seconds, ".", color=color, markersize=2, alpha=0.3)
         centres, medians = blocks(t, run.seconds, decoding.fit, decoding.block)
         axes.plot(centres, medians, "o", color=color, markersize=4, label=f"{label}: medians of {decoding.block}-token blocks")
-        middle_x, middle_y = np.exp(np.mean(np.log(centres))), np.exp(np.mean(np.log(medians)))
-        axes.plot(centres, middle_y * (centres / middle_x) ** run.slope, "-", color=color, linewidth=1.5, label=f"{label}: fitted slope {run.slope:.2f}")
+        axes.plot(centres, _slope_line(centres, medians, run.slope), "-", color=color, linewidth=1.5, label=f"{label}: fitted slope {run.slope:.2f}")
     axes.axvspan(decoding.fit[0], decoding.fit[1], color="0.94", zorder=0, label=f"fit range t = {decoding.fit[0]}..{decoding.fit[1]}")
     ticks = 2 ** np.arange(0, int(np.log2(decoding.n_tokens)) + 1)
     _log_axes(axes, ticks, "token position t", "seconds for this token")

@@ -148,7 +148,7 @@ def _decoding(student: _Student, device: str, sweep: Sweep) -> dict[str, Any]:
                 raise MeasurementError(f"{text} returned {_describe(value)}, not (seconds, tokens)")
             rounds.append(_numbers(value[0], text, sweep.n_tokens))
             tokens = tokens or _tokens(value[1], text, sweep.n_tokens)
-        seconds = np.min(np.array(rounds), axis=0).tolist()
+        seconds = analysis.fastest_per_token(rounds).tolist()
         centres, medians = analysis.blocks(positions, np.array(seconds), sweep.decode_fit, sweep.block)
         slope_text = f"loglog_slope(<centres of the {sweep.block}-token blocks of tokens {sweep.decode_fit[0]}..{sweep.decode_fit[1]}>, <their median seconds {label.replace('_', ' ')}>)"
         slope = _number(student.call(f"decoding slope {label.replace('_', ' ')}", slope_text, "loglog_slope", centres.tolist(), medians.tolist()), slope_text)
