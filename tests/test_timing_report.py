@@ -145,6 +145,18 @@ def test_review_flags_catch_made_up_numbers(raw: dict[str, Any]) -> None:
     assert "exactly the same time" in text and "never changes" in text and "does not grow" in text and "repeat exactly" in text
 
 
+def test_one_cleanly_scaling_series_is_not_flagged(raw: dict[str, Any]) -> None:
+    """A quiet machine can give one kernel near-perfect n^2 steps; only every series at once is suspicious."""
+    data = copy.deepcopy(raw)
+    ns = data["attention"]["ns"]
+    sdpa = data["attention"]["series"]["sdpa"]
+    sdpa["median"] = [1e-9 * n * n * (1.0 + 1e-3 * (i % 2)) for i, n in enumerate(ns)]  # local slopes within 0.003 of 2
+    assert not any("never changes" in flag for flag in analysis.review_flags(report.parse(data)))
+    for series in data["attention"]["series"].values():
+        series["median"] = list(sdpa["median"])
+    assert sum("never changes" in flag for flag in analysis.review_flags(report.parse(data))) == 3
+
+
 def test_summary_says_what_was_found(raw: dict[str, Any]) -> None:
     lines = analysis.summary(report.parse(raw))
     text = "\n".join(lines)

@@ -65,6 +65,7 @@ def review_flags(report: TimingReport) -> list[str]:
     """Signs that the numbers were not measured: each is a reason for a person to look, not a verdict."""
     flags = []
     attention = report.attention
+    flat = {}
     for name, series in attention.series.items():
         same = [int(n) for n, times in zip(attention.ns, series.seconds) if len(times) >= 3 and max(times) == min(times)]
         if same:
@@ -73,7 +74,12 @@ def review_flags(report: TimingReport) -> list[str]:
         if np.count_nonzero(mask) >= 3:
             steps = local_slopes(attention.ns[mask], series.median[mask])
             if np.ptp(steps) < FLAT_LOCAL_SLOPES:
-                flags.append(f"{name}: the slope between neighbouring sizes never changes ({', '.join(f'{s:.3f}' for s in steps)}); measured times wobble")
+                flat[name] = steps
+    # One kernel can scale cleanly on a quiet machine (SDPA measured local slopes 2.001, 1.992, 1.997 on
+    # an idle CI run); every series at once that clean is what typed-in numbers look like.
+    if flat and len(flat) == len(attention.series):
+        for name, steps in flat.items():
+            flags.append(f"{name}: the slope between neighbouring sizes never changes ({', '.join(f'{s:.3f}' for s in steps)}); measured times wobble")
     ratio = naive_over_sdpa(attention)[attention.in_fit]
     if ratio[-1] <= ratio[0]:
         flags.append(f"naive/SDPA does not grow with n over the fit range ({ratio[0]:.2f} at the smallest n, {ratio[-1]:.2f} at the largest); the naive head's n x n temporaries make it fall further behind")
