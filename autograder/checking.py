@@ -9,8 +9,9 @@ known wrong answer.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, NoReturn
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -45,11 +46,11 @@ class Got:
         text = MISTAKES[mistake_id].text if mistake_id else None
         raise CheckFailed(messages.failure(self.step, self.call, expected, got, text), mistake_id)
 
-    def with_value(self, value: Any) -> "Got":
+    def with_value(self, value: Any) -> Got:
         """The same call with a value derived from it (e.g. the unmasked entries)."""
         return Got(self.step, self.call, value, self.output)
 
-    def parts(self, *names: str) -> list["Got"]:
+    def parts(self, *names: str) -> list[Got]:
         """The entries of a returned tuple, e.g. ``output, weights = got.parts("output", "weights")``."""
         value = self.value
         if not isinstance(value, (tuple, list)) or len(value) != len(names):
@@ -121,7 +122,16 @@ class Lab:
             Got(self.step, text, None, error.output).fail("a result", f"no result: it {error.reason}")
         return Got(self.step, text, value)
 
-    def raises(self, function: str, *args: Any, text: str, error: str = "ValueError", keywords: Iterable[str], problem: str, **kwargs: Any) -> None:
+    def raises(
+        self,
+        function: str,
+        *args: Any,
+        text: str,
+        error: str = "ValueError",
+        keywords: Iterable[str],
+        problem: str,
+        **kwargs: Any,
+    ) -> None:
         """Expect ``function(*args)`` to raise ``error`` with a message naming ``problem``.
 
         The message must contain one of ``keywords`` (case-insensitive).
@@ -135,7 +145,9 @@ class Lab:
         except StudentCallError as failure:
             reason = failure.reason
             raised = reason.removeprefix("raised ")
-            if not reason.startswith("raised ") or not raised.startswith(f"{error}:") and raised.split(" (")[0] != error:
+            if not reason.startswith("raised ") or (
+                not raised.startswith(f"{error}:") and raised.split(" (")[0] != error
+            ):
                 got_text = f"no {error}: {name} {reason}"
             elif not any(k.lower() in raised.lower() for k in keywords):
                 got_text = f"{raised}, a message that does not name the problem"
@@ -143,11 +155,15 @@ class Lab:
             Got(self.step, text, None).fail(expected, got_text)
 
 
-def expect_close(got: Got, expected: Any, *, wrong: Mapping[str, Any] | None = None, rtol: float = RTOL, atol: float = ATOL) -> np.ndarray:
+def expect_close(
+    got: Got, expected: Any, *, wrong: Mapping[str, Any] | None = None, rtol: float = RTOL, atol: float = ATOL
+) -> np.ndarray:
     """Expect an array equal to ``expected`` within tolerance; diagnose against ``wrong``."""
     expected = np.asarray(expected, dtype=float)
     array = got.array(expected.shape).astype(float)
-    same_inf = np.array_equal(np.isinf(array), np.isinf(expected)) and np.array_equal(np.sign(array[np.isinf(array)]), np.sign(expected[np.isinf(expected)]))
+    same_inf = np.array_equal(np.isinf(array), np.isinf(expected)) and np.array_equal(
+        np.sign(array[np.isinf(array)]), np.sign(expected[np.isinf(expected)])
+    )
     finite = np.isfinite(expected)
     if same_inf and np.allclose(array[finite], expected[finite], rtol=rtol, atol=atol) and not np.isnan(array).any():
         return array
@@ -155,7 +171,9 @@ def expect_close(got: Got, expected: Any, *, wrong: Mapping[str, Any] | None = N
     got.fail(messages.short(expected), messages.short(array) + messages.worst_entry(array, expected), mistake)
 
 
-def expect_that(got: Got, holds: bool, expected: str, got_text: str, *, value: Any = None, wrong: Mapping[str, Any] | None = None) -> None:
+def expect_that(
+    got: Got, holds: bool, expected: str, got_text: str, *, value: Any = None, wrong: Mapping[str, Any] | None = None
+) -> None:
     """Expect a property; when it fails, diagnose ``value`` against ``wrong``."""
     if holds:
         return

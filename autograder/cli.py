@@ -20,8 +20,13 @@ DEFAULT_FOLDER = Path("assignments") / tasks.LAB
 
 
 def kit_root() -> Path | None:
-    """The instructor kit (holding ``hidden/`` and ``solutions/``): ATTNLAB_KIT, the source tree, or the current folder."""
-    candidates = [Path(os.environ["ATTNLAB_KIT"])] if os.environ.get("ATTNLAB_KIT") else [Path(__file__).resolve().parents[1], Path.cwd()]
+    """The instructor kit (holding ``hidden/`` and ``solutions/``): ATTNLAB_KIT, the source tree, or the current
+    folder."""
+    candidates = (
+        [Path(os.environ["ATTNLAB_KIT"])]
+        if os.environ.get("ATTNLAB_KIT")
+        else [Path(__file__).resolve().parents[1], Path.cwd()]
+    )
     return next((c for c in candidates if (c / "hidden" / tasks.LAB).is_dir()), None)
 
 
@@ -36,10 +41,19 @@ def _secret(args: argparse.Namespace) -> tuple[str, bool]:
 def grade_command(args: argparse.Namespace) -> int:
     folder = Path(args.folder)
     if not folder.is_dir():
-        print(f"attnlab grade: {folder} is not a folder (give the folder that holds softmax.py, scaling.py, ...)", file=sys.stderr)
+        print(
+            f"attnlab grade: {folder} is not a folder (give the folder that holds softmax.py, scaling.py, ...)",
+            file=sys.stderr,
+        )
         return EXIT_USAGE
     root = kit_root()
-    hidden = None if args.public_only else Path(args.hidden) if args.hidden else (root / "hidden" / tasks.LAB if root else None)
+    hidden = (
+        None
+        if args.public_only
+        else Path(args.hidden)
+        if args.hidden
+        else (root / "hidden" / tasks.LAB if root else None)
+    )
     reference = Path(args.reference) if args.reference else (root / "solutions" / tasks.LAB if root else None)
     secret, default_secret = _secret(args)
     identity = args.student or folder.resolve().name
@@ -122,13 +136,27 @@ def parser() -> argparse.ArgumentParser:
     sub = main.add_subparsers(dest="command", required=True)
 
     grade = sub.add_parser("grade", help="grade a submission folder and print the per-step table")
-    grade.add_argument("folder", nargs="?", default=str(DEFAULT_FOLDER), help=f"the submission folder (default: {DEFAULT_FOLDER})")
+    grade.add_argument(
+        "folder", nargs="?", default=str(DEFAULT_FOLDER), help=f"the submission folder (default: {DEFAULT_FOLDER})"
+    )
     grade.add_argument("--json", metavar="PATH", help="also write a Gradescope results.json to PATH")
-    grade.add_argument("--public-only", action="store_true", help="grade as a student's release would: public checks only")
-    grade.add_argument("--hidden", metavar="DIR", help="folder of the hidden graders (default: the kit's hidden/lab07_attention)")
-    grade.add_argument("--reference", metavar="DIR", help="folder of the reference solution (default: the kit's solutions/lab07_attention)")
-    grade.add_argument("--secret-file", metavar="PATH", help="file holding the course secret (default: $ATTNLAB_SECRET)")
-    grade.add_argument("--student", metavar="ID", help="the submission's identity for the hidden seed (default: the folder's name)")
+    grade.add_argument(
+        "--public-only", action="store_true", help="grade as a student's release would: public checks only"
+    )
+    grade.add_argument(
+        "--hidden", metavar="DIR", help="folder of the hidden graders (default: the kit's hidden/lab07_attention)"
+    )
+    grade.add_argument(
+        "--reference",
+        metavar="DIR",
+        help="folder of the reference solution (default: the kit's solutions/lab07_attention)",
+    )
+    grade.add_argument(
+        "--secret-file", metavar="PATH", help="file holding the course secret (default: $ATTNLAB_SECRET)"
+    )
+    grade.add_argument(
+        "--student", metavar="ID", help="the submission's identity for the hidden seed (default: the folder's name)"
+    )
     grade.add_argument("--seed", type=int, help="hidden-input seed to reproduce a report (printed in every report)")
     grade.add_argument("--step", action="append", choices=list(tasks.BY_ID), help="grade only this step (repeatable)")
     grade.add_argument("--timeout", type=float, help="seconds a single call into student code may take (default: 10)")
@@ -145,10 +173,18 @@ def parser() -> argparse.ArgumentParser:
     snap.add_argument("--module", action="append", help="only this case module (repeatable; default: all)")
     snap.set_defaults(run=snapshot_command)
 
-    timing = sub.add_parser("timing", help="time your timing.py (in the sandbox); write reports/timing.json and the plots")
-    timing.add_argument("folder", nargs="?", default=str(DEFAULT_FOLDER), help=f"the submission folder (default: {DEFAULT_FOLDER})")
-    timing.add_argument("--device", choices=["cpu", "cuda"], help="where to measure (default: CUDA when available, else the CPU)")
-    timing.add_argument("--quick", action="store_true", help="the reduced sweep (fewer sizes and repeats; same fit ranges)")
+    timing = sub.add_parser(
+        "timing", help="time your timing.py (in the sandbox); write reports/timing.json and the plots"
+    )
+    timing.add_argument(
+        "folder", nargs="?", default=str(DEFAULT_FOLDER), help=f"the submission folder (default: {DEFAULT_FOLDER})"
+    )
+    timing.add_argument(
+        "--device", choices=["cpu", "cuda"], help="where to measure (default: CUDA when available, else the CPU)"
+    )
+    timing.add_argument(
+        "--quick", action="store_true", help="the reduced sweep (fewer sizes and repeats; same fit ranges)"
+    )
     timing.add_argument("--no-progress", action="store_true", help="no progress bar")
     timing.set_defaults(run=timing_command)
 

@@ -17,10 +17,10 @@ import sys
 import threading
 import time
 import zlib
+from collections.abc import Iterator
 from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Iterator
 
 import numpy as np
 import pytest
@@ -34,7 +34,10 @@ from autograder.sandbox.client import Limits, Sandbox
 
 PUBLIC_GRADERS = Path(__file__).parent / "graders" / tasks.LAB
 DEFAULT_SECRET = "attnlab-default-secret"
-NOTE_DEFAULT_SECRET = "hidden inputs were drawn with the kit's default secret; set ATTNLAB_SECRET (or --secret-file) so students cannot predict them"
+NOTE_DEFAULT_SECRET = (
+    "hidden inputs were drawn with the kit's default secret; set ATTNLAB_SECRET (or "
+    "--secret-file) so students cannot predict them"
+)
 NOTE_NO_HIDDEN = "no hidden graders were found, so only the public checks ran"
 INTERNAL = "The grader itself failed on this check ({error}); this is not your mistake, tell your instructor."
 
@@ -76,7 +79,9 @@ class GradingPlugin:
         config.addinivalue_line("markers", "points(n): points this check is worth")
         config.addinivalue_line("markers", "step(id): the lab step of the checks in this module")
 
-    def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    def pytest_collection_modifyitems(
+        self, session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+    ) -> None:
         wanted = set(self.options.steps or tasks.BY_ID)
         kept = [item for item in items if _step_of(item).id in wanted]
         kept.sort(key=lambda item: (tasks.STEPS.index(_step_of(item)), self._is_hidden(item)))
@@ -99,7 +104,9 @@ class GradingPlugin:
                 found = sums.get((step.id, hidden), 0.0)
                 if abs(found - points) > 1e-9:
                     kind = "hidden" if hidden else "public"
-                    raise GradingError(f"the {kind} checks of step {step.id!r} carry {found:g} points, the registry says {points:g}")
+                    raise GradingError(
+                        f"the {kind} checks of step {step.id!r} carry {found:g} points, the registry says {points:g}"
+                    )
 
     def _is_hidden(self, item: pytest.Item) -> bool:
         hidden = self.options.hidden
@@ -154,14 +161,18 @@ class GradingPlugin:
 
     def _result(self, item: pytest.Item, call: pytest.CallInfo, report: pytest.TestReport) -> CheckResult:
         step = _step_of(item)
-        common = dict(step=step.id, name=item.name, title=_title(item), points=_points_of(item), hidden=self._is_hidden(item))
+        common = dict(
+            step=step.id, name=item.name, title=_title(item), points=_points_of(item), hidden=self._is_hidden(item)
+        )
         if report.passed:
             return CheckResult(passed=True, **common)
         error = call.excinfo.value if call.excinfo else None
         if isinstance(error, CheckFailed):
             return CheckResult(passed=False, message=error.message, mistake=error.mistake, **common)
         detail = f"{type(error).__name__}: {error}" if error is not None else report.longreprtext.splitlines()[-1:]
-        return CheckResult(passed=False, message=INTERNAL.format(error=str(detail)[:300]), internal_error=True, **common)
+        return CheckResult(
+            passed=False, message=INTERNAL.format(error=str(detail)[:300]), internal_error=True, **common
+        )
 
 
 def _step_of(item: pytest.Item) -> tasks.Step:
@@ -180,8 +191,8 @@ def _points_of(item: pytest.Item) -> float:
 
 def _title(item: pytest.Item) -> str:
     function = getattr(item, "function", None)
-    doc = (function.__doc__ or "").strip().splitlines() if function else []
-    title = doc[0].rstrip(".") if doc else item.name.removeprefix("test_").replace("_", " ")
+    first_paragraph = (function.__doc__ or "").strip().split("\n\n")[0] if function else ""
+    title = " ".join(first_paragraph.split()).rstrip(".") or item.name.removeprefix("test_").replace("_", " ")
     callspec = getattr(item, "callspec", None)
     return f"{title} [{callspec.id}]" if callspec else title
 
@@ -191,7 +202,9 @@ def _grader_paths(options: GradeOptions) -> list[str]:
     folders = [PUBLIC_GRADERS] + ([Path(options.hidden)] if options.hidden else [])
     if not options.steps:
         return [str(folder) for folder in folders]
-    files = [folder / f"test_{step}{suffix}.py" for step in options.steps for folder, suffix in zip(folders, ("", "_hidden"))]
+    files = [
+        folder / f"test_{step}{suffix}.py" for step in options.steps for folder, suffix in zip(folders, ("", "_hidden"))
+    ]
     return [str(path) for path in files if path.is_file()]
 
 
@@ -205,7 +218,9 @@ def _guard_imports(submission: Path) -> None:
     for name in ("pytest", "_pytest", "numpy", "autograder"):
         path = getattr(sys.modules.get(name), "__file__", None)
         if path and Path(path).resolve().is_relative_to(submission.resolve()):
-            raise GradingError(f"the grader's {name} was imported from the submission folder ({path}); run attnlab from another folder")
+            raise GradingError(
+                f"the grader's {name} was imported from the submission folder ({path}); run attnlab from another folder"
+            )
 
 
 def _uses_torch(steps: tuple[str, ...]) -> bool:
@@ -220,7 +235,9 @@ def _preload_torch(steps: tuple[str, ...]) -> None:
     Importlib's module locks make a later ``import torch`` wait for this one.
     """
     if _uses_torch(steps) and "torch" not in sys.modules:
-        threading.Thread(target=importlib.import_module, args=("torch",), name="attnlab-torch-preload", daemon=True).start()
+        threading.Thread(
+            target=importlib.import_module, args=("torch",), name="attnlab-torch-preload", daemon=True
+        ).start()
 
 
 def grade(options: GradeOptions) -> GradeReport:
@@ -254,7 +271,9 @@ def grade(options: GradeOptions) -> GradeReport:
         raise GradingError(f"the graders could not run (pytest exit {int(code)}):\n{sink.getvalue()[-3000:]}")
     steps = []
     for step in tasks.STEPS:
-        checks = tuple(plugin.results[n] for n in plugin.order if n in plugin.results and plugin.results[n].step == step.id)
+        checks = tuple(
+            plugin.results[n] for n in plugin.order if n in plugin.results and plugin.results[n].step == step.id
+        )
         if checks:
             steps.append(StepResult(step, checks))
     missing = [n for n in plugin.order if n not in plugin.results]

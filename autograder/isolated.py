@@ -20,5 +20,6 @@ BOOTSTRAP = (
 
 
 def command(module: str, function: str, *args: str) -> list[str]:
-    """``python -I -c <bootstrap> <package root> *args``: runs ``module.function(*args)`` and exits with its return value."""
+    """``python -I -c <bootstrap> <package root> *args``: runs ``module.function(*args)`` and exits with its return
+    value."""
     return [sys.executable, "-I", "-c", BOOTSTRAP.format(module=module, function=function), PACKAGE_ROOT, *args]

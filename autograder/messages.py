@@ -37,7 +37,9 @@ def short(value: Any) -> str:
     if isinstance(value, np.ndarray):
         if value.ndim == 0:
             return short(value.item())
-        body = np.array2string(value, precision=4, threshold=12, edgeitems=2, separator=", ", max_line_width=10_000, suppress_small=False)
+        body = np.array2string(
+            value, precision=4, threshold=12, edgeitems=2, separator=", ", max_line_width=10_000, suppress_small=False
+        )
         text = f"array of shape {value.shape} {' '.join(body.split())}"
     elif isinstance(value, float):
         text = f"{value:.6g}"

@@ -21,13 +21,17 @@ from __future__ import annotations
 import math
 import re
 import textwrap
-import tomllib
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import CodeType
 from typing import Any
 
 import numpy as np
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10: the same parser, from PyPI
+    import tomli as tomllib
 
 from autograder import cases, chapter, messages, tasks
 from autograder.diagnose.predictions import MISTAKES
@@ -101,7 +105,10 @@ def parse(data: dict[str, Any], source: str = "<questions>") -> tuple[Question, 
     """The questions of an already parsed question file."""
     extra = sorted(set(data) - {"question"})
     if extra or not isinstance(data.get("question"), list) or not data["question"]:
-        raise QuestionError(f"{source}: expected one or more [[question]] tables and nothing else" + (f", found {extra}" if extra else ""))
+        raise QuestionError(
+            f"{source}: expected one or more [[question]] tables and nothing else"
+            + (f", found {extra}" if extra else "")
+        )
     questions: list[Question] = []
     for number, entry in enumerate(data["question"], start=1):
         if not isinstance(entry, dict):
@@ -120,7 +127,9 @@ def _question(entry: dict[str, Any], where: str) -> Question:
     if missing:
         raise QuestionError(f"{where}: field {missing[0]!r} is missing")
     if unknown:
-        raise QuestionError(f"{where}: field {unknown[0]!r} is unknown (the fields are: {', '.join(REQUIRED + OPTIONAL)})")
+        raise QuestionError(
+            f"{where}: field {unknown[0]!r} is unknown (the fields are: {', '.join(REQUIRED + OPTIONAL)})"
+        )
 
     def bad(field: str, problem: str) -> QuestionError:
         return QuestionError(f"{where}: field {field!r}: {problem}")
@@ -138,24 +147,41 @@ def _question(entry: dict[str, Any], where: str) -> Question:
         raise bad("kind", f"{entry['kind']!r} is not one of {', '.join(KINDS)}")
     numeric = entry["kind"] in ("number", "numbers")
     if numeric != ("tolerance" in entry):
-        raise bad("tolerance", "is required for kinds number and numbers" if numeric else f"means nothing for kind {entry['kind']!r}")
+        raise bad(
+            "tolerance",
+            "is required for kinds number and numbers" if numeric else f"means nothing for kind {entry['kind']!r}",
+        )
     if numeric and (not _is_real(entry["tolerance"]) or entry["tolerance"] < 0):
         raise bad("tolerance", f"must be a number >= 0, not {entry['tolerance']!r}")
     is_choice = entry["kind"] == "choice"
     if is_choice != ("choices" in entry):
-        raise bad("choices", "is required for kind choice" if is_choice else f"means nothing for kind {entry['kind']!r}")
+        raise bad(
+            "choices", "is required for kind choice" if is_choice else f"means nothing for kind {entry['kind']!r}"
+        )
     choices = entry.get("choices", [])
-    if is_choice and not (isinstance(choices, list) and choices and all(isinstance(c, str) and c.strip() for c in choices) and len({_fold(c) for c in choices}) == len(choices)):
+    if is_choice and not (
+        isinstance(choices, list)
+        and choices
+        and all(isinstance(c, str) and c.strip() for c in choices)
+        and len({_fold(c) for c in choices}) == len(choices)
+    ):
         raise bad("choices", "must be a list of distinct non-empty strings")
     ids = entry.get("chapter", [])
     if not isinstance(ids, list) or not all(isinstance(i, str) and i in chapter.ids() for i in ids):
         raise bad("chapter", f"must be a list of catalog ids of data/chapter_values.json, not {ids!r}")
     question = Question(
-        id=entry["id"], points=float(entry["points"]), section=entry["section"], short=entry["short"].strip(),
-        text=" ".join(entry["text"].split()), answer=entry["answer"].strip(), kind=entry["kind"],
-        compute=textwrap.dedent(entry["compute"]).strip(), tolerance=float(entry.get("tolerance", 0.0)), choices=tuple(choices),
+        id=entry["id"],
+        points=float(entry["points"]),
+        section=entry["section"],
+        short=entry["short"].strip(),
+        text=" ".join(entry["text"].split()),
+        answer=entry["answer"].strip(),
+        kind=entry["kind"],
+        compute=textwrap.dedent(entry["compute"]).strip(),
+        tolerance=float(entry.get("tolerance", 0.0)),
+        choices=tuple(choices),
         chapter=tuple(ids),
-    )  # fmt: skip
+    )
     _compiled(question, where)
     return _with_wrong(question, entry.get("wrong", []), where)
 
@@ -170,7 +196,10 @@ def _with_wrong(question: Question, entries: Any, where: str) -> Question:
         if not isinstance(item, dict) or set(item) != {"value", "mistake"}:
             raise QuestionError(f"{at}: needs exactly 'value' and 'mistake'")
         if not isinstance(item["mistake"], str) or item["mistake"] not in MISTAKES:
-            raise QuestionError(f"{at}: mistake {item['mistake']!r} is not in autograder/diagnose/predictions.py (add its sentence there)")
+            raise QuestionError(
+                f"{at}: mistake {item['mistake']!r} is not in autograder/diagnose/predictions.py (add its "
+                "sentence there)"
+            )
         try:
             wrong.append(Wrong(normalise(question, item["value"]), item["mistake"]))
         except AnswerFormError as error:
@@ -207,9 +236,9 @@ def compute(question: Question, ref: Any) -> Any:
     scope: dict[str, Any] = {"ref": ref, "np": np, "chapter": chapter}
     with np.errstate(all="ignore"):  # trusted code from the kit's own data file; student answers never get here
         if expression:
-            value = eval(code, scope)  # noqa: S307
+            value = eval(code, scope)
         else:
-            exec(code, scope)  # noqa: S102
+            exec(code, scope)
             value = scope.get("answer")
     try:
         return normalise(question, _plain(value))
@@ -224,7 +253,9 @@ def case_name(question: Question) -> str:
 
 def as_array(question: Question, value: Any) -> np.ndarray:
     """A normalised value as the array the snapshot stores."""
-    return np.asarray(value, dtype=str if question.kind == "choice" else int if question.kind in ("shape", "indices") else float)
+    return np.asarray(
+        value, dtype=str if question.kind == "choice" else int if question.kind in ("shape", "indices") else float
+    )
 
 
 def expected(question: Question) -> Any:
@@ -232,7 +263,10 @@ def expected(question: Question) -> Any:
     try:
         stored = cases.expected(case_name(question))
     except KeyError:
-        raise LookupError(f"the snapshot has no computed value for question {question.id!r}: run `attnlab snapshot --module predictions`") from None
+        raise LookupError(
+            f"the snapshot has no computed value for question {question.id!r}: run `attnlab snapshot "
+            "--module predictions`"
+        ) from None
     return normalise(question, _plain(stored))
 
 
@@ -271,7 +305,8 @@ def describe(value: Any) -> str:
 
 
 def normalise(question: Question, value: Any) -> Any:
-    """``value`` in the question's form (tuple of ints, float, tuple of floats, a choice); :class:`AnswerFormError` if it is not."""
+    """``value`` in the question's form (tuple of ints, float, tuple of floats, a choice); :class:`AnswerFormError`
+    if it is not."""
     kind = question.kind
     if kind in ("shape", "indices") and isinstance(value, (list, tuple)) and all(_is_int(v) for v in value):
         return tuple(int(v) for v in value)

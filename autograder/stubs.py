@@ -22,7 +22,8 @@ BEGIN, END = "# BEGIN SOLUTION", "# END SOLUTION"
 ANSWER_MARK, ANSWER_STUB = "# ANSWER", "None,  # your prediction"
 ANSWER = re.compile(r"""^(?P<key>\s*(?:"[^"\n]*"|'[^'\n]*')\s*:\s*)(?P<value>\S.*?),?\s*# ANSWER\s*$""")
 DATA_FILES = ("*.npz",)  # shipped with the lab as they are
-TASK_MESSAGE = "Lab 7 step '{step}', task {task}: not implemented yet (handout: {handout})"
+TASK_MESSAGE = "Lab 7 step '{step}', task {task}: not implemented yet "
+TASK_WHERE = "(handout: {handout})"
 DEF = re.compile(r"^\s*def\s+(\w+)\s*\(")
 
 
@@ -73,7 +74,10 @@ def find_answers(text: str, path: Path | str = "<text>") -> dict[int, re.Match]:
         if ANSWER_MARK in line:
             match = ANSWER.match(line)
             if match is None:
-                raise MarkerError(f"{path}:{number}: an {ANSWER_MARK} line must read '\"key\": value,  {ANSWER_MARK}', not {line.strip()!r}")
+                raise MarkerError(
+                    f"{path}:{number}: an {ANSWER_MARK} line must read '\"key\": value,  {ANSWER_MARK}', not "
+                    f"{line.strip()!r}"
+                )
             found[number] = match
     return found
 
@@ -87,21 +91,30 @@ def make_stub(text: str, step_id: str, path: Path | str = "<text>") -> str:
     out, cursor = [], 0
     for region in find_regions(text, path):
         out.extend(lines[cursor : region.begin - 1])
-        message = TASK_MESSAGE.format(step=step.id, task=region.task, handout=step.handout)
-        out.append(f'{region.indent}raise NotImplementedError("{message}")\n')
+        message = TASK_MESSAGE.format(step=step.id, task=region.task)
+        where = TASK_WHERE.format(handout=step.handout)
+        inner = region.indent + "    "
+        # laid out as ruff format would: one string when it fits in a line of 120, else two
+        text = (
+            f'{inner}"{message}{where}"\n'
+            if len(inner) + len(message + where) + 2 <= 120
+            else f'{inner}"{message}"\n{inner}"{where}"\n'
+        )
+        out.append(f"{region.indent}raise NotImplementedError(\n{text}")
+        out.append(f"{region.indent})\n")
         cursor = region.end
     out.extend(lines[cursor:])
     return "".join(out)
 
 
 def solution_lines(text: str, path: Path | str = "<text>") -> list[str]:
-    """The code lines inside the solution regions (stripped, comments and blanks left out)."""
+    """The code lines inside the solution regions (stripped; comments, blanks and lone brackets like ``)`` left out)."""
     lines = text.splitlines()
     found = []
     for region in find_regions(text, path):
         for line in lines[region.begin : region.end - 1]:
             stripped = line.strip()
-            if stripped and not stripped.startswith("#"):
+            if any(c.isalnum() for c in stripped) and not stripped.startswith("#"):
                 found.append(stripped)
     found.extend(lines[number - 1].strip() for number in find_answers(text, path))
     return found
@@ -113,9 +126,12 @@ def data_files(solutions: Path) -> list[Path]:
 
 
 def generate(solutions: Path, assignments: Path) -> dict[Path, bytes]:
-    """Every file of the student folder and its bytes: the stub of each registered step whose solution exists, and the data files."""
+    """Every file of the student folder and its bytes: the stub of each registered step whose solution exists, and
+    the data files."""
     found = {
-        assignments / f"{step.module}.py": make_stub((solutions / f"{step.module}.py").read_text(encoding="utf-8"), step.id, solutions / f"{step.module}.py").encode("utf-8")
+        assignments / f"{step.module}.py": make_stub(
+            (solutions / f"{step.module}.py").read_text(encoding="utf-8"), step.id, solutions / f"{step.module}.py"
+        ).encode("utf-8")
         for step in tasks.STEPS
         if (solutions / f"{step.module}.py").is_file()
     }

@@ -7,13 +7,19 @@ totals from them, and stub messages name the step and its handout section.
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10: the same parser, from PyPI
+    import tomli as tomllib
+
 LAB = "lab07_attention"
 HANDOUT = "handouts/lab07_attention.md"
-QUESTIONS = Path(__file__).parent / "data" / "predictions.toml"  # predict-first questions; instructors may add their own
+QUESTIONS = (
+    Path(__file__).parent / "data" / "predictions.toml"
+)  # predict-first questions; instructors may add their own
 
 
 def _prediction_points() -> float:
@@ -57,13 +63,41 @@ STEPS: tuple[Step, ...] = (
     Step("positions", "Positions", 14, 4, ("sinusoidal_encoding", "rope", "alibi_slopes", "alibi_bias")),
     Step("equivariance", "Permutation equivariance", 8, 2, ("restored_outputs", "permutation_gap")),
     Step("moe_router", "Mixture-of-experts router", 12, 3, ("route", "moe_layer", "expert_load", "moe_params")),
-    Step("kv_cache", "KV cache", 14, 4, ("KVCache", "decode_step", "incremental_attention", "kv_cache_bytes"), torch=True),
+    Step(
+        "kv_cache", "KV cache", 14, 4, ("KVCache", "decode_step", "incremental_attention", "kv_cache_bytes"), torch=True
+    ),
     Step("reference_check", "Check against PyTorch", 6, 2, ("compare_with_torch",), torch=True),
-    Step("block", "Multi-head attention and the block", 14, 4, ("multi_head", "layer_norm", "rms_norm", "feed_forward", "block")),
+    Step(
+        "block",
+        "Multi-head attention and the block",
+        14,
+        4,
+        ("multi_head", "layer_norm", "rms_norm", "feed_forward", "block"),
+    ),
     Step("gradients", "Gradients of one head", 10, 3, ("attention_backward", "central_difference")),
-    Step("costs", "The chapter's arithmetic", 10, 2, ("block_params", "gpt2_small_params", "score_matrix_bytes", "attention_flop_share", "crossover_length")),
-    Step("toy_gpt", "A toy GPT from your own pieces", 14, 4, ("layer_norm", "gelu", "causal_self_attention", "mlp", "gpt_forward", "new_cache", "gpt_step", "generate"), torch=True),
-    Step("timing", "Timing attention", 12, 0, ("time_attention", "loglog_slope", "time_decoding", "peak_memory"), torch=True),
+    Step(
+        "costs",
+        "The chapter's arithmetic",
+        10,
+        2,
+        ("block_params", "gpt2_small_params", "score_matrix_bytes", "attention_flop_share", "crossover_length"),
+    ),
+    Step(
+        "toy_gpt",
+        "A toy GPT from your own pieces",
+        14,
+        4,
+        ("layer_norm", "gelu", "causal_self_attention", "mlp", "gpt_forward", "new_cache", "gpt_step", "generate"),
+        torch=True,
+    ),
+    Step(
+        "timing",
+        "Timing attention",
+        12,
+        0,
+        ("time_attention", "loglog_slope", "time_decoding", "peak_memory"),
+        torch=True,
+    ),
     Step("predictions", "Predict first, then check", _prediction_points(), 0, ("PREDICTIONS",)),
 )
 BY_ID = {step.id: step for step in STEPS}

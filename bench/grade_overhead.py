@@ -35,7 +35,14 @@ def main() -> None:
     args = parser.parse_args()
     steps = args.step or ["softmax", "scaling", "mask"]
     floor = [sys.executable, "-c", "import numpy, torch"]
-    grade = [sys.executable, "-m", "autograder", "grade", "solutions/lab07_attention", *[a for s in steps for a in ("--step", s)]]
+    grade = [
+        sys.executable,
+        "-m",
+        "autograder",
+        "grade",
+        "solutions/lab07_attention",
+        *[a for s in steps for a in ("--step", s)],
+    ]
     wall(floor), wall(grade)  # warm the file cache
     floors, grades = [], []
     for _ in range(args.repeats):
@@ -43,7 +50,10 @@ def main() -> None:
         grades.append(wall(grade))
     f, g = statistics.median(floors), statistics.median(grades)
     print(f"floor  python -c 'import numpy, torch': median {f:.2f} s  (runs: {', '.join(f'{x:.2f}' for x in floors)})")
-    print(f"grade  attnlab grade ({', '.join(steps)}):   median {g:.2f} s  (runs: {', '.join(f'{x:.2f}' for x in grades)})")
+    print(
+        f"grade  attnlab grade ({', '.join(steps)}):   median {g:.2f} s  (runs: "
+        f"{', '.join(f'{x:.2f}' for x in grades)})"
+    )
     print(f"grading costs {g - f:+.2f} s beyond the floor; ratio {g / f:.2f}")
 
 

@@ -32,16 +32,27 @@ import nbformat
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from grade_overhead import wall  # noqa: E402  (bench/ is this script's own folder on the path)
+
 from autograder import tasks  # noqa: E402
 from autograder.nbgrader_course import course, notebook, warm  # noqa: E402
-from grade_overhead import wall  # noqa: E402  (bench/ is this script's own folder on the path)
 
 LAB, BARE = tasks.LAB, "bare"
 
 
 def bare_notebook() -> nbformat.NotebookNode:
     cell = nbformat.v4.new_code_cell("import numpy, torch", id="bare")
-    cell.metadata = {"nbgrader": {"grade": True, "grade_id": "bare", "locked": True, "points": 1, "schema_version": 3, "solution": False, "task": False}}
+    cell.metadata = {
+        "nbgrader": {
+            "grade": True,
+            "grade_id": "bare",
+            "locked": True,
+            "points": 1,
+            "schema_version": 3,
+            "solution": False,
+            "task": False,
+        }
+    }
     kernel = {"kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}}
     return nbformat.v4.new_notebook(cells=[cell], metadata=kernel)
 
@@ -58,7 +69,9 @@ def build(work: Path, students: int, submission: str) -> Path:
             folder = root / "submitted" / f"s{number}" / assignment
             shutil.copytree(root / "release" / assignment, folder)
             if assignment == LAB and submission == "reference":
-                shutil.copytree(ROOT / "solutions" / LAB, folder, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__"))
+                shutil.copytree(
+                    ROOT / "solutions" / LAB, folder, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__")
+                )
     return root
 
 
@@ -70,7 +83,19 @@ def nbgrader(root: Path, *args: str) -> float:
 def engine(root: Path) -> float:
     """Wall seconds of `attnlab grade` on the first student's kit submission, with the course's hidden graders."""
     private = root / "private"
-    command = [sys.executable, "-m", "autograder", "grade", str(root / "submitted" / "s1" / LAB), "--hidden", str(private / "hidden"), "--reference", str(private / "reference"), "--secret-file", str(private / "secret")]
+    command = [
+        sys.executable,
+        "-m",
+        "autograder",
+        "grade",
+        str(root / "submitted" / "s1" / LAB),
+        "--hidden",
+        str(private / "hidden"),
+        "--reference",
+        str(private / "reference"),
+        "--secret-file",
+        str(private / "secret"),
+    ]
     return wall(command, root)
 
 
@@ -93,10 +118,19 @@ def main() -> None:
         cells_run = sum(1 for c in book.cells if c.cell_type == "code" and c.get("outputs"))
     med = {key: statistics.median(values) for key, values in runs.items()}
     extra = {key: (med[f"{key}_all"] - med[f"{key}_one"]) / max(args.students - 1, 1) for key in ("bare", "kit")}
-    print(f"{args.students} students, {args.repeats} repeats, kit submission: {args.submission} ({cells_run} code cells ran); medians:")
-    print(f"  bare notebook (import numpy, torch): one student {med['bare_one']:.2f} s, each further student {extra['bare']:.2f} s")
+    print(
+        f"{args.students} students, {args.repeats} repeats, kit submission: {args.submission} "
+        f"({cells_run} code cells ran); medians:"
+    )
+    print(
+        f"  bare notebook (import numpy, torch): one student {med['bare_one']:.2f} s, each further "
+        f"student {extra['bare']:.2f} s"
+    )
     print(f"  kit notebook  ({LAB}):    one student {med['kit_one']:.2f} s, each further student {extra['kit']:.2f} s")
-    print(f"  attnlab grade of one submission in a fresh process: {med['engine']:.2f} s (autograde forks a warm worker instead)")
+    print(
+        f"  attnlab grade of one submission in a fresh process: {med['engine']:.2f} s (autograde "
+        "forks a warm worker instead)"
+    )
     print(f"  the kit adds {extra['kit'] - extra['bare']:+.2f} s per further student over the bare notebook")
     for key, values in runs.items():
         print(f"  runs {key}: {', '.join(f'{v:.2f}' for v in values)}")

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import pytest
 
@@ -20,7 +20,14 @@ HIDDEN = ROOT / "hidden" / tasks.LAB
 TEST_SEED = 20261129
 
 
-def grade(folder: Path, *, steps: tuple[str, ...] | None = None, public_only: bool = False, limits: Limits | None = None, seed: int = TEST_SEED) -> GradeReport:
+def grade(
+    folder: Path,
+    *,
+    steps: tuple[str, ...] | None = None,
+    public_only: bool = False,
+    limits: Limits | None = None,
+    seed: int = TEST_SEED,
+) -> GradeReport:
     """Grade ``folder`` with the kit's public and hidden graders."""
     return engine.grade(
         engine.GradeOptions(
@@ -55,7 +62,9 @@ class Variant:
         path = folder / f"{self.module}.py"
         text = path.read_text(encoding="utf-8")
         if self.old not in text:
-            raise AssertionError(f"variant {self.name}: {self.old!r} is not in {self.module}.py any more; update the variant")
+            raise AssertionError(
+                f"variant {self.name}: {self.old!r} is not in {self.module}.py any more; update the variant"
+            )
         path.write_text(text.replace(self.old, self.new), encoding="utf-8")
         return folder
 
@@ -65,7 +74,10 @@ def assert_diagnosed(report: GradeReport, variant: Variant) -> None:
     result = report.step(variant.step)
     assert result.earned < result.possible, f"{variant.name} scored full marks on {variant.step}"
     named = {c.mistake for c in result.failed}
-    assert variant.mistake in named, f"{variant.name}: expected diagnosis {variant.mistake!r}, got {named}; messages: {[c.message for c in result.failed]}"
+    assert variant.mistake in named, (
+        f"{variant.name}: expected diagnosis {variant.mistake!r}, got {named}; messages: "
+        f"{[c.message for c in result.failed]}"
+    )
     assert not any(c.internal_error for s in report.steps for c in s.checks), "a grader broke on this variant"
 
 
@@ -80,7 +92,9 @@ def check_alternative(variant: Variant, into: Path) -> None:
     assert result.earned == result.possible, [c.message for c in result.failed]
 
 
-def variant_tests(variants: tuple[Variant, ...], alternatives: tuple[Variant, ...]) -> tuple[Callable[..., None], Callable[..., None]]:
+def variant_tests(
+    variants: tuple[Variant, ...], alternatives: tuple[Variant, ...]
+) -> tuple[Callable[..., None], Callable[..., None]]:
     """The two tests of a step's variants, for its test file to bind at module level (pytest collects them by name)."""
 
     @pytest.mark.parametrize("variant", variants, ids=lambda v: v.name)

@@ -21,15 +21,76 @@ SCORES_BODY = "    return Q @ np.swapaxes(K, -1, -2)  # (..., n_q, d_k) @ (..., 
 MASK_FILL = "        S = np.where(np.asarray(mask, dtype=bool), S, -np.inf)\n"
 
 ALTERNATIVES = (
-    Variant("scipy_softmax", "softmax", "softmax", SOFTMAX_BODY, "    from scipy.special import softmax as scipy_softmax\n    return scipy_softmax(np.asarray(x, dtype=float), axis=axis)\n", ""),
-    Variant("float32_softmax", "softmax", "softmax", SOFTMAX_BODY, SOFTMAX_BODY.replace("dtype=float", "dtype=np.float32"), ""),
-    Variant("torch_softmax", "softmax", "softmax", SOFTMAX_BODY, "    import torch\n    return torch.softmax(torch.as_tensor(np.asarray(x, dtype=float)), dim=axis)\n", ""),
-    Variant("einsum_scores", "scaling", "scaling", SCORES_BODY, "    return np.einsum('...qd,...kd->...qk', Q, K)\n", ""),
-    Variant("torch_attention_outputs", "scaling", "scaling", ATTENTION_TAIL, "    import torch\n    weights = softmax(S, axis=-1)\n    return torch.from_numpy(weights @ V), torch.from_numpy(weights)\n", ""),
-    Variant("float32_attention", "scaling", "scaling", ATTENTION_TAIL, "    weights = softmax(S.astype(np.float32), axis=-1).astype(np.float32)\n    return weights @ V.astype(np.float32), weights\n", ""),
-    Variant("minus_1e9_fill", "mask", "scaling", MASK_FILL, "        S = np.where(np.asarray(mask, dtype=bool), S, -1e9)\n", ""),
-    Variant("minus_1e9_apply_mask", "mask", "mask", "np.asarray(scores, dtype=float), -np.inf)", "np.asarray(scores, dtype=float), -1e9)", ""),
-    Variant("tril_mask", "mask", "mask", "    return j <= i + (n_k - n_q)\n", "    return np.tril(np.ones((n_q, n_k), dtype=bool), k=n_k - n_q)\n", ""),
+    Variant(
+        "scipy_softmax",
+        "softmax",
+        "softmax",
+        SOFTMAX_BODY,
+        "    from scipy.special import softmax as scipy_softmax\n    return "
+        "scipy_softmax(np.asarray(x, dtype=float), axis=axis)\n",
+        "",
+    ),
+    Variant(
+        "float32_softmax",
+        "softmax",
+        "softmax",
+        SOFTMAX_BODY,
+        SOFTMAX_BODY.replace("dtype=float", "dtype=np.float32"),
+        "",
+    ),
+    Variant(
+        "torch_softmax",
+        "softmax",
+        "softmax",
+        SOFTMAX_BODY,
+        "    import torch\n    return torch.softmax(torch.as_tensor(np.asarray(x, dtype=float)), dim=axis)\n",
+        "",
+    ),
+    Variant(
+        "einsum_scores", "scaling", "scaling", SCORES_BODY, "    return np.einsum('...qd,...kd->...qk', Q, K)\n", ""
+    ),
+    Variant(
+        "torch_attention_outputs",
+        "scaling",
+        "scaling",
+        ATTENTION_TAIL,
+        "    import torch\n    weights = softmax(S, axis=-1)\n    return torch.from_numpy(weights "
+        "@ V), torch.from_numpy(weights)\n",
+        "",
+    ),
+    Variant(
+        "float32_attention",
+        "scaling",
+        "scaling",
+        ATTENTION_TAIL,
+        "    weights = softmax(S.astype(np.float32), axis=-1).astype(np.float32)\n    return "
+        "weights @ V.astype(np.float32), weights\n",
+        "",
+    ),
+    Variant(
+        "minus_1e9_fill",
+        "mask",
+        "scaling",
+        MASK_FILL,
+        "        S = np.where(np.asarray(mask, dtype=bool), S, -1e9)\n",
+        "",
+    ),
+    Variant(
+        "minus_1e9_apply_mask",
+        "mask",
+        "mask",
+        "np.asarray(scores, dtype=float), -np.inf)",
+        "np.asarray(scores, dtype=float), -1e9)",
+        "",
+    ),
+    Variant(
+        "tril_mask",
+        "mask",
+        "mask",
+        "    return j <= i + (n_k - n_q)\n",
+        "    return np.tril(np.ones((n_q, n_k), dtype=bool), k=n_k - n_q)\n",
+        "",
+    ),
 )
 
 

@@ -19,7 +19,14 @@ CORE = ("--step", "softmax", "--step", "scaling", "--step", "mask")
 
 
 def run_cli(*args: str, cwd: Path = kit.ROOT, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "autograder", *args], cwd=cwd, capture_output=True, text=True, timeout=300, env={**os.environ, **(env or {})})
+    return subprocess.run(
+        [sys.executable, "-m", "autograder", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, **(env or {})},
+    )
 
 
 def test_grade_reference_prints_table_and_writes_gradescope_json(tmp_path: Path) -> None:
@@ -103,5 +110,9 @@ def test_two_hidden_folders_in_one_process(tmp_path: Path) -> None:
     copy = tmp_path / "hidden"
     shutil.copytree(kit.HIDDEN, copy, ignore=shutil.ignore_patterns("__pycache__"))
     first = kit.grade(kit.SOLUTIONS, steps=("softmax",))
-    second = engine.grade(engine.GradeOptions(submission=kit.SOLUTIONS, hidden=copy, reference=kit.SOLUTIONS, seed=kit.TEST_SEED, steps=("softmax",)))
+    second = engine.grade(
+        engine.GradeOptions(
+            submission=kit.SOLUTIONS, hidden=copy, reference=kit.SOLUTIONS, seed=kit.TEST_SEED, steps=("softmax",)
+        )
+    )
     assert first.earned == second.earned == tasks.step("softmax").points

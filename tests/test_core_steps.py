@@ -12,15 +12,69 @@ from tests.kit import Variant
 STEPS = ("softmax", "scaling", "mask")
 
 VARIANTS = (
-    Variant("softmax_wrong_axis", "softmax", "softmax", "np.max(x, axis=axis, keepdims=True)", "np.max(x, axis=axis, keepdims=True)\n    axis = 0 if axis == -1 and x.ndim > 1 else axis", "softmax_wrong_axis"),
-    Variant("softmax_no_shift", "softmax", "softmax", "shifted = x - np.max(x, axis=axis, keepdims=True)", "shifted = x", "softmax_no_max_shift"),
-    Variant("missing_scale", "scaling", "scaling", "return scores(Q, K) / np.sqrt(d_k)", "return scores(Q, K)", "missing_scale"),
-    Variant("divide_by_dk", "scaling", "scaling", "return scores(Q, K) / np.sqrt(d_k)", "return scores(Q, K) / d_k", "divide_by_dk"),
-    Variant("kq_transposed", "scaling", "scaling", "return Q @ np.swapaxes(K, -1, -2)", "return K @ np.swapaxes(Q, -1, -2)", "kq_transposed"),
-    Variant("mask_after_softmax", "mask", "scaling", "        S = np.where(np.asarray(mask, dtype=bool), S, -np.inf)\n    weights = softmax(S, axis=-1)", "        pass\n    weights = softmax(S, axis=-1)\n    if mask is not None:\n        weights = weights * np.asarray(mask, dtype=bool)", "mask_after_softmax"),
-    Variant("mask_inverted", "mask", "mask", "return j <= i + (n_k - n_q)", "return j > i + (n_k - n_q)", "mask_inverted"),
-    Variant("mask_off_by_one", "mask", "mask", "return j <= i + (n_k - n_q)", "return j < i + (n_k - n_q)", "mask_off_by_one"),
-    Variant("mask_ignores_offset", "mask", "mask", "return j <= i + (n_k - n_q)", "return j <= i", "mask_ignores_offset"),
+    Variant(
+        "softmax_wrong_axis",
+        "softmax",
+        "softmax",
+        "np.max(x, axis=axis, keepdims=True)",
+        "np.max(x, axis=axis, keepdims=True)\n    axis = 0 if axis == -1 and x.ndim > 1 else axis",
+        "softmax_wrong_axis",
+    ),
+    Variant(
+        "softmax_no_shift",
+        "softmax",
+        "softmax",
+        "shifted = x - np.max(x, axis=axis, keepdims=True)",
+        "shifted = x",
+        "softmax_no_max_shift",
+    ),
+    Variant(
+        "missing_scale",
+        "scaling",
+        "scaling",
+        "return scores(Q, K) / np.sqrt(d_k)",
+        "return scores(Q, K)",
+        "missing_scale",
+    ),
+    Variant(
+        "divide_by_dk",
+        "scaling",
+        "scaling",
+        "return scores(Q, K) / np.sqrt(d_k)",
+        "return scores(Q, K) / d_k",
+        "divide_by_dk",
+    ),
+    Variant(
+        "kq_transposed",
+        "scaling",
+        "scaling",
+        "return Q @ np.swapaxes(K, -1, -2)",
+        "return K @ np.swapaxes(Q, -1, -2)",
+        "kq_transposed",
+    ),
+    Variant(
+        "mask_after_softmax",
+        "mask",
+        "scaling",
+        "        S = np.where(np.asarray(mask, dtype=bool), S, -np.inf)\n    weights = softmax(S, axis=-1)",
+        "        pass\n    weights = softmax(S, axis=-1)\n    if mask is not None:\n        "
+        "weights = weights * np.asarray(mask, dtype=bool)",
+        "mask_after_softmax",
+    ),
+    Variant(
+        "mask_inverted", "mask", "mask", "return j <= i + (n_k - n_q)", "return j > i + (n_k - n_q)", "mask_inverted"
+    ),
+    Variant(
+        "mask_off_by_one",
+        "mask",
+        "mask",
+        "return j <= i + (n_k - n_q)",
+        "return j < i + (n_k - n_q)",
+        "mask_off_by_one",
+    ),
+    Variant(
+        "mask_ignores_offset", "mask", "mask", "return j <= i + (n_k - n_q)", "return j <= i", "mask_ignores_offset"
+    ),
 )
 
 

@@ -64,8 +64,10 @@ OWNERS = {
 
 # Entries of a step's sections that no grader asserts, and why.
 LEFT_OUT = {
-    "T72-exp-icti": "an intermediate of the softmax (exp of the scaled row); no contract function returns it, T72-A covers it",
-    "T72-sumexp": "an intermediate of the softmax (the row's normaliser); no contract function returns it, T72-A covers it",
+    "T72-exp-icti": "an intermediate of the softmax (exp of the scaled row); no contract function returns it, "
+    "T72-A covers it",
+    "T72-sumexp": "an intermediate of the softmax (the row's normaliser); no contract function returns it, "
+    "T72-A covers it",
     "T72-sqrt2": "sqrt(2) itself; scaled_scores' check (T72-scaled) depends on it",
     "T72-pct70": "a rounded reading of T72-A's diagonal ('about 70%'), checked through T72-A",
     "T72-pct-icti": "T72-A-icti as rounded percentages, checked through T72-A-icti",
@@ -81,12 +83,18 @@ LEFT_OUT = {
     "ACT-shapes": "the activity model's output shapes (1024, 64) / (1024, 768); the shape checks use smaller sizes",
     "ACT-maskrows": "illustrative rows in the activity text, not computed from anything",
     "T712-d-over-dk": "d / d_k = 4096 / 128, a ratio of two inputs; no costs function returns a per-score cost",
-    "T732-rank": "d / h = 4096 / 32: the per-head rank bound is the head width, an input of qk_params; no function returns a rank",
-    "T745-rope-max": "the maximum of the printed RoPE spread column (5e-13); graded as the property (spread below 1e-10), since the noise level depends on libm and summation order",
-    "T745-additive-consistency": "consistency of the printed additive-PE table; its embeddings and projections are unstated, so no lab function reproduces it",
-    "T764-14GB": "7e9 parameters x 2 bytes: weights arithmetic; costs.weight_memory_gb is graded on exercise 10's values instead",
-    "T764-140": "70e9 parameters x 2 bytes: weights arithmetic; costs.weight_memory_gb is graded on exercise 10's values instead",
-    "T764-180": "320 - 140 GB, a subtraction the text makes; exercise 9 (T713-ex9) grades the same budget through kv_cache_bytes",
+    "T732-rank": "d / h = 4096 / 32: the per-head rank bound is the head width, an input of qk_params; no "
+    "function returns a rank",
+    "T745-rope-max": "the maximum of the printed RoPE spread column (5e-13); graded as the property (spread "
+    "below 1e-10), since the noise level depends on libm and summation order",
+    "T745-additive-consistency": "consistency of the printed additive-PE table; its embeddings and projections are "
+    "unstated, so no lab function reproduces it",
+    "T764-14GB": "7e9 parameters x 2 bytes: weights arithmetic; costs.weight_memory_gb is graded on "
+    "exercise 10's values instead",
+    "T764-140": "70e9 parameters x 2 bytes: weights arithmetic; costs.weight_memory_gb is graded on "
+    "exercise 10's values instead",
+    "T764-180": "320 - 140 GB, a subtraction the text makes; exercise 9 (T713-ex9) grades the same budget "
+    "through kv_cache_bytes",
     "T765-qwen": "a sum of layer counts from a model's configuration, not a function of the lab",
     "RU-scale": "1/sqrt(2) itself; checked through RU-scaled",
     "RU-rowsum": "rows of RU-A sum to 1, checked through RU-A",
@@ -103,7 +111,9 @@ def _graded_ids() -> set[str]:
 
 
 def _owner(entry: str) -> str | None:
-    return next((step for prefix, step in sorted(OWNERS.items(), key=lambda kv: -len(kv[0])) if entry.startswith(prefix)), None)
+    return next(
+        (step for prefix, step in sorted(OWNERS.items(), key=lambda kv: -len(kv[0])) if entry.startswith(prefix)), None
+    )
 
 
 def test_every_step_value_is_graded() -> None:

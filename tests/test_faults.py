@@ -13,16 +13,26 @@ from tests import kit
 
 INSIDE = "    i = np.arange(n_q)[:, None]  # (n_q, 1) query positions\n"
 FAULTS = {
-    # name: (text inserted at the start of causal_mask's body, or at import when it starts with "#import"), words in the messages
+    # name: (text inserted at the start of causal_mask's body, or at import when it starts with "#import"), words in the
+    # messages
     "hang": ("    while True:\n        pass\n", "did not return within"),
-    "os_exit_at_import": ("#import\nimport os\nos._exit(0)\n", "importing mask.py ended the grading process with exit code 0"),
+    "os_exit_at_import": (
+        "#import\nimport os\nos._exit(0)\n",
+        "importing mask.py ended the grading process with exit code 0",
+    ),
     "segfault": ("    import ctypes\n    ctypes.string_at(0)\n", "SIGSEGV"),
     "memory_hog": ("    hog = [np.empty(10**9) for _ in range(100)]\n", "MemoryError"),
     "huge_output": ("    for _ in range(10**5):\n        print('debug ' * 100)\n", "printed"),
     "nan_output": ("    return np.full((n_q, n_q if n_k is None else n_k), np.nan)\n", "got array"),
-    "wrong_shape": ("    return np.ones((n_q + 1, n_q if n_k is None else n_k), dtype=bool)\n", "expected an array of shape"),
+    "wrong_shape": (
+        "    return np.ones((n_q + 1, n_q if n_k is None else n_k), dtype=bool)\n",
+        "expected an array of shape",
+    ),
     "wrong_type": ("    return 'a mask'\n", "got str"),
-    "exception_at_import": ("#import\nraise ImportError('a missing helper')\n", "importing mask.py raised ImportError: a missing helper"),
+    "exception_at_import": (
+        "#import\nraise ImportError('a missing helper')\n",
+        "importing mask.py raised ImportError: a missing helper",
+    ),
 }
 LIMITS = Limits(call_timeout_s=2.0, retry_timeout_s=0.5)
 
@@ -33,7 +43,10 @@ def build(fault: str, tmp_path: Path) -> Path:
     path = folder / "mask.py"
     text, code = path.read_text(encoding="utf-8"), FAULTS[fault][0]
     if code.startswith("#import"):
-        text = text.replace("from scaling import attention, project\n", "from scaling import attention, project\n" + code.removeprefix("#import\n"))
+        text = text.replace(
+            "from scaling import attention, project\n",
+            "from scaling import attention, project\n" + code.removeprefix("#import\n"),
+        )
     else:
         assert INSIDE in text
         text = text.replace(INSIDE, code + INSIDE)

@@ -47,12 +47,15 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 @pytest.mark.parametrize("step", tasks.STEPS, ids=lambda s: s.id)
 def test_every_step_has_its_anchor(step: tasks.Step) -> None:
-    """Feedback messages link to handouts/lab07_attention.md#<anchor>; the anchor must exist right above the step's heading."""
+    """Feedback messages link to handouts/lab07_attention.md#<anchor>; the anchor must exist right above the step's
+    heading."""
     lines = markdown().splitlines()
     anchor = f'<a id="{step.anchor}"></a>'
     assert anchor in lines, f"no {anchor} line in {tasks.HANDOUT}"
     after = lines[lines.index(anchor) + 1]
-    assert after.startswith("## ") and step.title in after, f"{anchor} is not followed by the heading of '{step.title}': {after!r}"
+    assert after.startswith("## ") and step.title in after, (
+        f"{anchor} is not followed by the heading of '{step.title}': {after!r}"
+    )
 
 
 @pytest.mark.parametrize("step", tasks.STEPS, ids=lambda s: s.id)
@@ -60,14 +63,18 @@ def test_every_step_has_its_generated_blocks(step: tasks.Step) -> None:
     for kind in ("contract", "values", "mistakes", "checks"):
         body = block_body(kind, step.id)
         section = markdown().split(f'<a id="{step.anchor}"></a>')[1].split('<a id="')[0]
-        assert f"<!-- {kind}:{step.id} -->" in section, f"block {kind}:{step.id} is outside the section of step {step.id}"
+        assert f"<!-- {kind}:{step.id} -->" in section, (
+            f"block {kind}:{step.id} is outside the section of step {step.id}"
+        )
         assert body.strip(), f"block {kind}:{step.id} is empty (run: attnlab handout)"
 
 
 def test_generated_blocks_are_current() -> None:
     """The committed handout equals what generation produces (else: run attnlab handout)."""
     committed, fresh = markdown(), generate.generated(KIT)
-    diff = "".join(list(difflib.unified_diff(committed.splitlines(True), fresh.splitlines(True), "committed", "generated"))[:40])
+    diff = "".join(
+        list(difflib.unified_diff(committed.splitlines(True), fresh.splitlines(True), "committed", "generated"))[:40]
+    )
     if committed != fresh:
         pytest.fail(f"the handout's generated blocks are stale; run: attnlab handout\n{diff}", pytrace=False)
 
@@ -77,12 +84,18 @@ def test_contract_lists_every_function_of_the_stub(step: tasks.Step) -> None:
     stub = (KIT.assignments / f"{step.module}.py").read_text(encoding="utf-8")
     body = block_body("contract", step.id)
     for name in contract.public_names(stub):
-        assert re.search(rf"^\s*(def|class) {name}\b", body, re.MULTILINE), f"{name} of {step.module}.py is missing from the handout's contract"
+        assert re.search(rf"^\s*(def|class) {name}\b", body, re.MULTILINE), (
+            f"{name} of {step.module}.py is missing from the handout's contract"
+        )
     answers = contract.answer_names(stub, step.functions)
     for name in step.functions:
-        assert name in contract.public_names(stub, to_write=True) or name in answers, f"registry function {name} is not a stubbed function of {step.module}.py"
+        assert name in contract.public_names(stub, to_write=True) or name in answers, (
+            f"registry function {name} is not a stubbed function of {step.module}.py"
+        )
     for name in answers:
-        assert contract.answer_source(stub, (name,)) in body, f"the stub's {name} is missing from the handout's contract"
+        assert contract.answer_source(stub, (name,)) in body, (
+            f"the stub's {name} is missing from the handout's contract"
+        )
 
 
 def test_contract_is_the_stubs_text() -> None:
@@ -100,7 +113,9 @@ def test_values_tables_hold_every_id_the_graders_check() -> None:
     for step_id, ids in used.items():
         body = block_body("values", step_id)
         for entry in ids:
-            assert f"`{entry}`" in body, f"chapter value {entry} (checked by the {step_id} graders) is not in the handout's table"
+            assert f"`{entry}`" in body, (
+                f"chapter value {entry} (checked by the {step_id} graders) is not in the handout's table"
+            )
 
 
 def test_errata_list_every_mismatch_with_its_correct_value() -> None:
@@ -132,7 +147,9 @@ def test_checks_block_names_the_command_and_the_points(step: tasks.Step) -> None
     body = block_body("checks", step.id)
     assert f"attnlab grade --step {step.id}" in body
     public = checks.checks_by_step(KIT.public_graders).get(step.id, [])
-    assert sum(c.points for c in public) == pytest.approx(step.public_points), f"the public checks of {step.id} do not add up to its public points"
+    assert sum(c.points for c in public) == pytest.approx(step.public_points), (
+        f"the public checks of {step.id} do not add up to its public points"
+    )
     for check in public:
         assert check.title in body
 
@@ -142,7 +159,10 @@ def test_checks_block_names_the_command_and_the_points(step: tasks.Step) -> None
 
 def test_fill_replaces_only_block_bodies() -> None:
     text = "before\n<!-- contract:softmax -->\nold\n<!-- /contract -->\nafter\n"
-    assert blocks.fill(text, lambda kind, key: f"new {kind} {key}") == "before\n<!-- contract:softmax -->\nnew contract softmax\n<!-- /contract -->\nafter\n"
+    assert (
+        blocks.fill(text, lambda kind, key: f"new {kind} {key}")
+        == "before\n<!-- contract:softmax -->\nnew contract softmax\n<!-- /contract -->\nafter\n"
+    )
 
 
 def test_unclosed_block_names_its_line() -> None:
@@ -167,7 +187,11 @@ def test_math_becomes_mathml_but_code_stays_as_written() -> None:
 
 def test_every_figure_is_current(fresh_figures: dict[str, bytes]) -> None:
     """Regenerating gives the committed PNGs (byte-identical, or the same pixels within a tiny tolerance)."""
-    stale = [name for name, data in fresh_figures.items() if not (KIT.figures / name).is_file() or not figures.same_image((KIT.figures / name).read_bytes(), data)]
+    stale = [
+        name
+        for name, data in fresh_figures.items()
+        if not (KIT.figures / name).is_file() or not figures.same_image((KIT.figures / name).read_bytes(), data)
+    ]
     assert not stale, f"stale figures {stale}; run: attnlab handout"
 
 
@@ -180,7 +204,9 @@ def test_figures_are_reproducible_byte_for_byte(fresh_figures: dict[str, bytes])
 def test_every_figure_is_used_and_every_image_exists() -> None:
     used = set(IMAGE_REF.findall(markdown()))
     made = {f"figures/{name}.png" for name in figures.FIGURES}
-    assert used == made, f"figures drawn but not shown: {sorted(made - used)}; shown but not drawn: {sorted(used - made)}"
+    assert used == made, (
+        f"figures drawn but not shown: {sorted(made - used)}; shown but not drawn: {sorted(used - made)}"
+    )
     committed = {f"figures/{p.name}" for p in KIT.figures.glob("*.png")}
     assert committed == made, f"stray or missing files in handouts/figures: {sorted(committed ^ made)}"
 
@@ -232,7 +258,9 @@ def test_register_adds_the_handout_command() -> None:
     assert args.check and args.run.__name__ == "run"
 
 
-def test_check_passes_on_the_committed_handout(fresh_figures: dict[str, bytes], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_check_passes_on_the_committed_handout(
+    fresh_figures: dict[str, bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """``attnlab handout --check`` on this kit: nothing stale, exit 0, nothing written."""
     monkeypatch.setattr(figures, "render", lambda kit, names=None: fresh_figures)  # rendered once already
     from autograder import handout

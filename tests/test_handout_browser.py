@@ -17,7 +17,8 @@ from autograder.handout.kit import Kit, default_root
 
 needs_chromium = pytest.mark.skipif(
     browser.find_chromium() is None,
-    reason="chromium is not installed (apt-get install -y chromium, or set ATTNLAB_CHROMIUM); the browser check of the handout is skipped",
+    reason="chromium is not installed (apt-get install -y chromium, or set ATTNLAB_CHROMIUM); the "
+    "browser check of the handout is skipped",
 )
 
 WIDTH, HEIGHT = 1100, 8000  # the top of the page: the step table, the errata and Figure 1 (the worked example)

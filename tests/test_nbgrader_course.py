@@ -16,8 +16,8 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator
 
 import pytest
 
@@ -38,19 +38,33 @@ TOTAL = tasks.total_points()
 POINTS = {step.id: step.points for step in tasks.STEPS}
 
 FAKE_CELLS = "def grade(step_id, private=None):\n    return 10.0\n"  # a fake autograder/ package in the submission
-PATCH_TESTING = "import numpy.testing\nnumpy.testing.assert_allclose = lambda *args, **kwargs: None\nnumpy.testing.assert_array_equal = lambda *args, **kwargs: None\n"
+PATCH_TESTING = (
+    "import numpy.testing\nnumpy.testing.assert_allclose = lambda *args, **kwargs: "
+    "None\nnumpy.testing.assert_array_equal = lambda *args, **kwargs: None\n"
+)
 
 
 def nbgrader(course: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
     """Run one nbgrader command in the course folder."""
     done = subprocess.run([*NBGRADER, *args], cwd=course, capture_output=True, text=True, timeout=900)
     if check:
-        assert done.returncode == 0, f"nbgrader {' '.join(args)} failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-6000:]}"
+        assert done.returncode == 0, (
+            f"nbgrader {' '.join(args)} failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-6000:]}"
+        )
     return done
 
 
-def submit(course: Path, student: str, *, modules: Path | None = None, steps: tuple[str, ...] | None = None, first_cell: str | None = None, tag: str | None = None) -> Path:
-    """``submitted/<student>/<lab>``: the release, with ``modules``' files over it and a trimmed or extended notebook."""
+def submit(
+    course: Path,
+    student: str,
+    *,
+    modules: Path | None = None,
+    steps: tuple[str, ...] | None = None,
+    first_cell: str | None = None,
+    tag: str | None = None,
+) -> Path:
+    """``submitted/<student>/<lab>``: the release, with ``modules``' files over it and a trimmed or extended
+    notebook."""
     folder = course / "submitted" / student / LAB
     shutil.copytree(course / "release" / LAB, folder)
     if modules is not None:
@@ -63,7 +77,12 @@ def submit(course: Path, student: str, *, modules: Path | None = None, steps: tu
     book = nbformat.read(folder / notebook.NOTEBOOK, as_version=4)
     if steps is not None:
         keep = {notebook.GRADE_ID.format(step=s) for s in steps}
-        book.cells = [c for c in book.cells if not c.metadata.get("nbgrader", {}).get("grade_id", "").startswith("grade_") or c.metadata["nbgrader"]["grade_id"] in keep]
+        book.cells = [
+            c
+            for c in book.cells
+            if not c.metadata.get("nbgrader", {}).get("grade_id", "").startswith("grade_")
+            or c.metadata["nbgrader"]["grade_id"] in keep
+        ]
     if first_cell is not None:
         book.cells.insert(0, nbformat.v4.new_code_cell(first_cell))
     for cell in book.cells if tag else ():
@@ -93,13 +112,26 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
     """The course after generate_assignment, autograde of every student, generate_feedback and export."""
     tmp = tmp_path_factory.mktemp("nbgrader")
     root = tmp / "course"
-    course_writer.write_course(course_writer.CourseOptions(folder=root, kit=kit.ROOT, call_timeout_s=5.0, import_timeout_s=30.0, deadline_s=400.0))
+    course_writer.write_course(
+        course_writer.CourseOptions(
+            folder=root, kit=kit.ROOT, call_timeout_s=5.0, import_timeout_s=30.0, deadline_s=400.0
+        )
+    )
     nbgrader(root, "generate_assignment", LAB)
 
-    buggy = kit.Variant("softmax_no_shift", "softmax", "softmax", "shifted = x - np.max(x, axis=axis, keepdims=True)", "shifted = x", "softmax_no_max_shift").build(tmp)
+    buggy = kit.Variant(
+        "softmax_no_shift",
+        "softmax",
+        "softmax",
+        "shifted = x - np.max(x, axis=axis, keepdims=True)",
+        "shifted = x",
+        "softmax_no_max_shift",
+    ).build(tmp)
     stub_patch = tmp / "patch"
     stub_patch.mkdir()
-    (stub_patch / "softmax.py").write_text(PATCH_TESTING + (kit.STUBS / "softmax.py").read_text(encoding="utf-8"), encoding="utf-8")
+    (stub_patch / "softmax.py").write_text(
+        PATCH_TESTING + (kit.STUBS / "softmax.py").read_text(encoding="utf-8"), encoding="utf-8"
+    )
     exits = variant(tmp, "exits", "costs", lambda text: text + "\nimport os\n\nos._exit(0)  # at import\n")
     hangs = variant(tmp, "hangs", "positions", hang_in_rope)
     fake_kit = tmp / "fake_kit"
@@ -154,7 +186,12 @@ def test_release_holds_no_solution_and_no_hidden_test(graded: dict) -> None:
 
 def attnlab_grade(graded: dict, student: str, steps: tuple[str, ...]) -> float:
     """The kit's own score of a submitted folder, as the grade cells' grader process computes it."""
-    request = {"folder": str(graded["root"] / "submitted" / student / LAB), "steps": list(steps), "private": str(graded["root"] / "private"), "student": student}
+    request = {
+        "folder": str(graded["root"] / "submitted" / student / LAB),
+        "steps": list(steps),
+        "private": str(graded["root"] / "private"),
+        "student": student,
+    }
     return engine.grade(run.options_for(request)).earned
 
 
@@ -170,7 +207,9 @@ def test_every_students_exported_score(graded: dict) -> None:
         "exits": POINTS["softmax"],  # costs.py exits at import: costs scores 0, softmax is untouched
     }
     for student, steps in (("buggy", ("softmax", "costs")), ("hangs", ("positions", "softmax"))):
-        expected[student] = attnlab_grade(graded, student, steps)  # the same submission, seed and limits without nbgrader
+        expected[student] = attnlab_grade(
+            graded, student, steps
+        )  # the same submission, seed and limits without nbgrader
     assert POINTS["costs"] < expected["buggy"] < POINTS["costs"] + POINTS["softmax"]  # softmax: partial
     assert POINTS["softmax"] < expected["hangs"] < POINTS["softmax"] + POINTS["positions"]  # rope's checks only
     scores = graded["scores"]
@@ -183,7 +222,9 @@ def test_grade_cells_print_to_stdout_and_end_with_a_float(graded: dict) -> None:
     for step in tasks.STEPS:
         outputs = cell_outputs(graded, "reference")[notebook.GRADE_ID.format(step=step.id)]
         assert [o.output_type for o in outputs] == ["stream", "execute_result"], outputs
-        assert outputs[0].name == "stdout" and outputs[0].text.startswith(f"{step.title}: {step.points:g} of {step.points:g} points")
+        assert outputs[0].name == "stdout" and outputs[0].text.startswith(
+            f"{step.title}: {step.points:g} of {step.points:g} points"
+        )
         assert outputs[1].data["text/plain"] == repr(float(step.points))
 
 
@@ -206,7 +247,9 @@ def test_added_code_cell_never_ran(graded: dict) -> None:
 def test_faults_are_explicit_zeros_with_reasons(graded: dict) -> None:
     assert "ended the grading process with exit code 0" in feedback(graded, "exits")
     assert "did not return within 5 s" in feedback(graded, "hangs")
-    assert "numpy.testing" not in json.dumps(cell_outputs(graded, "patches_testing"))  # nothing of the patch reached the kernel
+    assert "numpy.testing" not in json.dumps(
+        cell_outputs(graded, "patches_testing")
+    )  # nothing of the patch reached the kernel
 
 
 def test_malformed_marker_or_leak_fails_the_release_loudly(tmp_path: Path) -> None:

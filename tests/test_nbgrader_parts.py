@@ -12,13 +12,13 @@ import pytest
 nbformat = pytest.importorskip("nbformat")
 pytest.importorskip("nbgrader")
 
+from nbgrader.api import Gradebook  # noqa: E402
+from nbgrader.preprocessors import SaveCells  # noqa: E402
 from traitlets.config.loader import PyFileConfigLoader  # noqa: E402
 
 from autograder import stubs, tasks  # noqa: E402
 from autograder.nbgrader_course import cells, config, course, notebook, register, release, run  # noqa: E402
 from autograder.nbgrader_course.preprocessors import OnlyKitCode  # noqa: E402
-from nbgrader.api import Gradebook  # noqa: E402
-from nbgrader.preprocessors import SaveCells  # noqa: E402
 from tests import kit  # noqa: E402
 
 
@@ -28,7 +28,9 @@ def grade_cells(book: nbformat.NotebookNode) -> list[nbformat.NotebookNode]:
 
 # -- the notebook ------------------------------------------------------------------------------
 def test_committed_notebook_is_the_built_one() -> None:
-    assert notebook.REPO_PATH.read_text(encoding="utf-8") == notebook.text(notebook.build()), "run: python -m autograder.nbgrader_course.notebook"
+    assert notebook.REPO_PATH.read_text(encoding="utf-8") == notebook.text(notebook.build()), (
+        "run: python -m autograder.nbgrader_course.notebook"
+    )
 
 
 def test_one_locked_grade_cell_per_step_worth_the_registry_points() -> None:
@@ -39,8 +41,12 @@ def test_one_locked_grade_cell_per_step_worth_the_registry_points() -> None:
         cell = found[notebook.GRADE_ID.format(step=step.id)]
         assert cell.metadata.nbgrader.points == step.points and cell.metadata.nbgrader.locked
         hidden = cell.source.index(notebook.HIDDEN_BEGIN), cell.source.index(notebook.HIDDEN_END)
-        assert "private = None" in cell.source[: hidden[0]] and f'grade("{step.id}", private)' in cell.source[hidden[1] :]
-        assert "import" not in cell.source.replace("from autograder.nbgrader_course.cells import grade", ""), "a grade cell imports something else"
+        assert (
+            "private = None" in cell.source[: hidden[0]] and f'grade("{step.id}", private)' in cell.source[hidden[1] :]
+        )
+        assert "import" not in cell.source.replace("from autograder.nbgrader_course.cells import grade", ""), (
+            "a grade cell imports something else"
+        )
     assert notebook.steps_of(book) == [s.id for s in tasks.STEPS]
 
 
@@ -83,7 +89,9 @@ def test_config_fixes_each_nbgrader_trap(tmp_path: Path) -> None:
 
 
 def test_a_config_that_fails_to_load_stops_nbgrader(tmp_path: Path) -> None:
-    broken = config.config_text(deadline_s=300).replace("from autograder.nbgrader_course.release import", "from autograder.no_such_module import")
+    broken = config.config_text(deadline_s=300).replace(
+        "from autograder.nbgrader_course.release import", "from autograder.no_such_module import"
+    )
     with pytest.raises(SystemExit, match="stopped before nbgrader falls back to its defaults"):
         load_config(tmp_path, broken)
 
@@ -91,10 +99,14 @@ def test_a_config_that_fails_to_load_stops_nbgrader(tmp_path: Path) -> None:
 # -- the release -----------------------------------------------------------------------------------
 def test_strip_folder_releases_the_stubs_and_leaks_nothing(tmp_path: Path) -> None:
     for module in tasks.MODULES:
-        (tmp_path / f"{module}.py").write_text((kit.SOLUTIONS / f"{module}.py").read_text(encoding="utf-8"), encoding="utf-8")
+        (tmp_path / f"{module}.py").write_text(
+            (kit.SOLUTIONS / f"{module}.py").read_text(encoding="utf-8"), encoding="utf-8"
+        )
     release.strip_folder(tmp_path)
     for module in tasks.MODULES:
-        assert (tmp_path / f"{module}.py").read_text(encoding="utf-8") == stubs.make_stub((kit.SOLUTIONS / f"{module}.py").read_text(encoding="utf-8"), module)
+        assert (tmp_path / f"{module}.py").read_text(encoding="utf-8") == stubs.make_stub(
+            (kit.SOLUTIONS / f"{module}.py").read_text(encoding="utf-8"), module
+        )
     assert release.leaks(tmp_path, kit.SOLUTIONS, tmp_path / "private") == []
 
 
@@ -115,7 +127,9 @@ def test_release_check_removes_a_leaking_release_and_exits(tmp_path: Path) -> No
     solution = (kit.SOLUTIONS / "softmax.py").read_text(encoding="utf-8")
     (source / "softmax.py").write_text(solution, encoding="utf-8")
     (target / "softmax.py").write_text(solution, encoding="utf-8")  # released verbatim, as nbgrader does by default
-    (target / notebook.NOTEBOOK).write_text(f'{{"source": "private = r\\"{tmp_path / "private"}\\""}}', encoding="utf-8")
+    (target / notebook.NOTEBOOK).write_text(
+        f'{{"source": "private = r\\"{tmp_path / "private"}\\""}}', encoding="utf-8"
+    )
     problems = release.leaks(target, source, tmp_path / "private")
     assert any("is not the stub" in p for p in problems) and any("names the private folder" in p for p in problems)
     assert any(stubs.BEGIN in p for p in problems)
@@ -134,7 +148,9 @@ def test_course_folder_layout_and_private_folder(tmp_path: Path) -> None:
     book = nbformat.read(source / notebook.NOTEBOOK, as_version=4)
     assert all(f'private = r"{private}"' in c.source for c in grade_cells(book))
     assert stat.S_IMODE(private.stat().st_mode) == 0o700
-    assert sorted(p.name for p in (private / cells.HIDDEN).glob("*.py")) == sorted(p.name for p in kit.HIDDEN.glob("*.py"))
+    assert sorted(p.name for p in (private / cells.HIDDEN).glob("*.py")) == sorted(
+        p.name for p in kit.HIDDEN.glob("*.py")
+    )
     assert json.loads((private / cells.SETTINGS).read_text()) == {"deadline_s": 60, "limits": {"call_timeout_s": 2}}
     secret = (private / cells.SECRET).read_text()
     with pytest.raises(course.CourseError, match="--force"):
@@ -169,7 +185,9 @@ def test_only_kit_code_runs_with_the_kits_metadata(tmp_path: Path) -> None:
     SaveCells().preprocess(notebook.build(), resources)  # what generate_assignment records
     book = notebook.build()
     book.cells.insert(0, nbformat.v4.new_code_cell("print('```')\nimport os"))
-    book.cells.insert(1, nbformat.v4.new_code_cell("x = 1", metadata={"nbgrader": {"grade_id": "grade_made_up", "locked": True}}))
+    book.cells.insert(
+        1, nbformat.v4.new_code_cell("x = 1", metadata={"nbgrader": {"grade_id": "grade_made_up", "locked": True}})
+    )
     skipped = next(c for c in book.cells if c.get("id") == "grade-softmax")
     skipped.metadata["tags"] = ["skip-execution"]
     skipped.metadata["nbgrader"]["points"] = 99
@@ -187,18 +205,24 @@ def test_public_grade_returns_a_float_and_prints_to_stdout_only(capsys: pytest.C
     out, err = capsys.readouterr()
     step = tasks.step("softmax")
     assert type(score) is float and score == step.public_points
-    assert err == "" and out.startswith(f"Softmax: {step.public_points:g} of {step.public_points:g} points (public checks)")
+    assert err == "" and out.startswith(
+        f"Softmax: {step.public_points:g} of {step.public_points:g} points (public checks)"
+    )
     assert cells.HIDDEN_LATER.format(points=step.hidden_points) in out
 
 
 IMPORT_MARK = 61.25  # an import timeout nobody else uses: it finds this test's sandbox children
 
 
-def test_a_run_past_its_deadline_scores_zero_and_leaves_no_sandbox(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_run_past_its_deadline_scores_zero_and_leaves_no_sandbox(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     submission = tmp_path / "slow"
     submission.mkdir()
     (submission / "softmax.py").write_text("while True:\n    pass\n", encoding="utf-8")
-    course.write_course(course.CourseOptions(folder=tmp_path / "course", kit=kit.ROOT, import_timeout_s=IMPORT_MARK, deadline_s=6))
+    course.write_course(
+        course.CourseOptions(folder=tmp_path / "course", kit=kit.ROOT, import_timeout_s=IMPORT_MARK, deadline_s=6)
+    )
     private = tmp_path / "course" / "private"
     score = cells.grade("softmax", str(private), folder=submission)
     assert score == 0.0 and cells.NOT_FINISHED.format(seconds=6) in capsys.readouterr().out
@@ -223,4 +247,3 @@ def _sandbox_children(mark: str) -> set[int]:
             except OSError:
                 pass
     return found
-

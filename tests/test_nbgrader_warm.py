@@ -47,7 +47,9 @@ def test_the_deadline_stops_the_worker_and_the_server_serves_on(private: Path, t
     assert not graded(kit.SOLUTIONS, private).failure
 
 
-def test_the_socket_folder_must_be_closed_to_others(private: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_socket_folder_must_be_closed_to_others(
+    private: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     shared = tmp_path / "shared"
     shared.mkdir(mode=0o755)
     shared.chmod(0o755)
@@ -59,7 +61,9 @@ def test_the_socket_folder_must_be_closed_to_others(private: Path, tmp_path: Pat
     assert not (shared / warm.SOCKET).exists()
 
 
-def test_each_course_and_kit_gets_its_own_server(private: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_each_course_and_kit_gets_its_own_server(
+    private: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     first = warm.socket_path(private)
     assert warm.socket_path(tmp_path) != first
     assert first.parent.name.startswith(f"attnlab-{os.getuid()}-")

@@ -11,7 +11,7 @@ from autograder.sandbox import client
 from autograder.sandbox.client import Limits, Sandbox, StudentCallError
 from autograder.sandbox.protocol import AsTorch, Unsupported
 
-FAULTS = '''
+FAULTS = """
 import os, sys, time
 import numpy as np
 
@@ -82,7 +82,7 @@ def long_list():
 
 def torch_sum(t):
     return t.sum() * 1.0
-'''
+"""
 
 
 @pytest.fixture(scope="module")
@@ -149,7 +149,7 @@ def test_long_plain_results_are_refused(sandbox: Sandbox) -> None:
 
 def test_import_errors_are_remembered(sandbox: Sandbox) -> None:
     for _ in range(2):
-        with pytest.raises(StudentCallError, match="importing broken.py raised RuntimeError: broken at import"):
+        with pytest.raises(StudentCallError, match=r"importing broken\.py raised RuntimeError: broken at import"):
             sandbox.call("broken", "anything")
     with pytest.raises(StudentCallError, match=r"importing exits.py ended the grading process with exit code 0"):
         sandbox.call("exits", "anything")

@@ -1,4 +1,5 @@
-"""The graders of step 5, permutation equivariance: full marks, zero, each known mistake diagnosed, valid alternatives accepted."""
+"""The graders of step 5, permutation equivariance: full marks, zero, each known mistake diagnosed, valid
+alternatives accepted."""
 
 from __future__ import annotations
 
@@ -25,11 +26,25 @@ GAP_BODY = (
 )
 
 VARIANTS = (
-    Variant("positions_travel_with_word", STEP, STEP, TOKENS, "    tokens = (X + slots)[perm]\n", "positions_travel_with_word"),
+    Variant(
+        "positions_travel_with_word",
+        STEP,
+        STEP,
+        TOKENS,
+        "    tokens = (X + slots)[perm]\n",
+        "positions_travel_with_word",
+    ),
     Variant("positions_ignored", STEP, STEP, TOKENS, "    tokens = X[perm]\n", "positions_ignored"),
     Variant("rows_not_restored", STEP, STEP, RESTORE, "    restored[:] = out\n", "equivariance_rows_not_restored"),
     Variant("wrong_inverse", STEP, STEP, RESTORE, "    restored[:] = out[perm]\n", "equivariance_wrong_inverse"),
-    Variant("causal_ignored", STEP, STEP, "mask = causal_mask(len(tokens)) if causal else None", "mask = None", "equivariance_causal_ignored"),
+    Variant(
+        "causal_ignored",
+        STEP,
+        STEP,
+        "mask = causal_mask(len(tokens)) if causal else None",
+        "mask = None",
+        "equivariance_causal_ignored",
+    ),
 )
 
 RESTORED_BODY = (
@@ -70,7 +85,10 @@ def test_slot_mistake_is_named_by_both_position_checks(tmp_path: Path) -> None:
     """Positions that travel with the word: the tables and the gap (0 instead of 0.3289) both say so."""
     report = kit.grade(VARIANTS[0].build(tmp_path), steps=(STEP,), public_only=True)
     named = {c.name: c.mistake for c in report.step(STEP).failed}
-    assert named == {"test_positions_stay_with_the_slot": "positions_travel_with_word", "test_gap_with_positions": "positions_travel_with_word"}
+    assert named == {
+        "test_positions_stay_with_the_slot": "positions_travel_with_word",
+        "test_gap_with_positions": "positions_travel_with_word",
+    }
 
 
 @pytest.mark.parametrize("variant", ALTERNATIVES, ids=lambda v: v.name)
@@ -80,14 +98,28 @@ def test_valid_alternative_scores_full_marks(variant: Variant, tmp_path: Path) -
     if variant.name == "float32":
         path = folder / "equivariance.py"
         text = path.read_text(encoding="utf-8")
-        path.write_text(text.replace("return float(np.max(np.abs(permuted - original), initial=0.0))", "return np.max(np.abs(permuted - original))"), encoding="utf-8")
+        path.write_text(
+            text.replace(
+                "return float(np.max(np.abs(permuted - original), initial=0.0))",
+                "return np.max(np.abs(permuted - original))",
+            ),
+            encoding="utf-8",
+        )
     result = kit.grade(folder, steps=(STEP,)).step(STEP)
     assert result.earned == result.possible, [c.message for c in result.failed]
 
 
 def test_float32_outputs_are_held_to_float32_noise(tmp_path: Path) -> None:
-    """restored_outputs in float32 and a gap of float32 rounding (about 1e-7) pass; the same gap with float64 outputs does not."""
-    float32 = Variant("float32_outputs", STEP, STEP, RESTORE + "    return restored\n", RESTORE + "    return restored.astype(np.float32)\n", "")
+    """restored_outputs in float32 and a gap of float32 rounding (about 1e-7) pass; the same gap with float64
+    outputs does not."""
+    float32 = Variant(
+        "float32_outputs",
+        STEP,
+        STEP,
+        RESTORE + "    return restored\n",
+        RESTORE + "    return restored.astype(np.float32)\n",
+        "",
+    )
     noisy = GAP_BODY.replace("initial=0.0))", "initial=0.0)) + 1e-7")
     folder = float32.build(tmp_path)
     path = folder / "equivariance.py"
@@ -112,7 +144,9 @@ BAD_RETURNS = {
 
 @pytest.mark.parametrize("bad", list(BAD_RETURNS))
 def test_bad_returns_fail_cleanly(bad: str, tmp_path: Path) -> None:
-    result = kit.grade(Variant(bad, STEP, STEP, *BAD_RETURNS[bad], "").build(tmp_path), steps=(STEP,), public_only=True).step(STEP)
+    result = kit.grade(
+        Variant(bad, STEP, STEP, *BAD_RETURNS[bad], "").build(tmp_path), steps=(STEP,), public_only=True
+    ).step(STEP)
     assert result.earned < result.possible
     assert not any(c.internal_error for c in result.checks), [c.message for c in result.checks if c.internal_error]
 
@@ -130,9 +164,19 @@ def test_positions_input_is_the_chapter_table() -> None:
 def test_slot_mistake_restores_equivariance() -> None:
     """The catalog's probe P-PE-slot: positions permuted with the words give a gap of rounding noise."""
     ref = Reference(kit.SOLUTIONS, ("softmax", "scaling", "mask", STEP))
-    gaps = mistakes.permutation_gap_variants(ref, ecases.X, ecases.W_Q, ecases.W_K, ecases.W_V, ecases.PERM, positions=ecases.POSITIONS)
+    gaps = mistakes.permutation_gap_variants(
+        ref, ecases.X, ecases.W_Q, ecases.W_K, ecases.W_V, ecases.PERM, positions=ecases.POSITIONS
+    )
     assert gaps["positions_travel_with_word"] < 1e-12
-    assert abs(ref.equivariance.permutation_gap(ecases.X, ecases.W_Q, ecases.W_K, ecases.W_V, ecases.PERM, positions=ecases.POSITIONS) - chapter.value("T742-PE-maxdiff")) < 1e-12
+    assert (
+        abs(
+            ref.equivariance.permutation_gap(
+                ecases.X, ecases.W_Q, ecases.W_K, ecases.W_V, ecases.PERM, positions=ecases.POSITIONS
+            )
+            - chapter.value("T742-PE-maxdiff")
+        )
+        < 1e-12
+    )
 
 
 def test_wrong_answers_equal_to_the_right_one_are_left_out() -> None:

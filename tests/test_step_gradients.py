@@ -1,4 +1,5 @@
-"""The graders of step 10 (gradients): full marks, zero, each known mistake diagnosed, the probes, valid alternatives."""
+"""The graders of step 10 (gradients): full marks, zero, each known mistake diagnosed, the probes, valid
+alternatives."""
 
 from __future__ import annotations
 
@@ -24,15 +25,71 @@ LOOP = """    for index in np.ndindex(x.shape):
 """
 
 VARIANTS = (
-    Variant("grad_dv_not_transposed", STEP, STEP, "dV = np.swapaxes(A, -1, -2) @ dO", "dV = A @ dO", "grad_dv_not_transposed"),
-    Variant("grad_missing_scale", STEP, STEP, SCALED, "dQ = dS @ K\n    dK = np.swapaxes(dS, -1, -2) @ Q", "grad_missing_scale"),
-    Variant("grad_softmax_no_rowsum", STEP, STEP, "dS = A * (dA - np.sum(A * dA, axis=-1, keepdims=True))", "dS = A * dA", "grad_softmax_no_rowsum"),
-    Variant("grad_dk_not_transposed", STEP, STEP, "dK = np.swapaxes(dS, -1, -2) @ Q", "dK = dS @ Q", "grad_dk_not_transposed"),
+    Variant(
+        "grad_dv_not_transposed",
+        STEP,
+        STEP,
+        "dV = np.swapaxes(A, -1, -2) @ dO",
+        "dV = A @ dO",
+        "grad_dv_not_transposed",
+    ),
+    Variant(
+        "grad_missing_scale",
+        STEP,
+        STEP,
+        SCALED,
+        "dQ = dS @ K\n    dK = np.swapaxes(dS, -1, -2) @ Q",
+        "grad_missing_scale",
+    ),
+    Variant(
+        "grad_softmax_no_rowsum",
+        STEP,
+        STEP,
+        "dS = A * (dA - np.sum(A * dA, axis=-1, keepdims=True))",
+        "dS = A * dA",
+        "grad_softmax_no_rowsum",
+    ),
+    Variant(
+        "grad_dk_not_transposed",
+        STEP,
+        STEP,
+        "dK = np.swapaxes(dS, -1, -2) @ Q",
+        "dK = dS @ Q",
+        "grad_dk_not_transposed",
+    ),
     Variant("grad_dq_dk_swapped", STEP, STEP, "return dQ, dK, dV", "return dK, dQ, dV", "grad_dq_dk_swapped"),
-    Variant("central_forward_difference", STEP, STEP, LOOP, LOOP.replace("saved - h", "saved").replace("/ (2 * h)", "/ h"), "central_forward_difference"),
-    Variant("central_no_half", STEP, STEP, "grad[index] = (f_plus - f_minus) / (2 * h)", "grad[index] = (f_plus - f_minus) / h", "central_no_half"),
-    Variant("central_all_at_once", STEP, STEP, LOOP, "    grad[...] = (float(f(x + h)) - float(f(x - h))) / (2 * h)\n", "central_all_at_once"),
-    Variant("central_not_restored", STEP, STEP, "        x[index] = saved\n        grad[index]", "        grad[index]", "central_not_restored"),
+    Variant(
+        "central_forward_difference",
+        STEP,
+        STEP,
+        LOOP,
+        LOOP.replace("saved - h", "saved").replace("/ (2 * h)", "/ h"),
+        "central_forward_difference",
+    ),
+    Variant(
+        "central_no_half",
+        STEP,
+        STEP,
+        "grad[index] = (f_plus - f_minus) / (2 * h)",
+        "grad[index] = (f_plus - f_minus) / h",
+        "central_no_half",
+    ),
+    Variant(
+        "central_all_at_once",
+        STEP,
+        STEP,
+        LOOP,
+        "    grad[...] = (float(f(x + h)) - float(f(x - h))) / (2 * h)\n",
+        "central_all_at_once",
+    ),
+    Variant(
+        "central_not_restored",
+        STEP,
+        STEP,
+        "        x[index] = saved\n        grad[index]",
+        "        grad[index]",
+        "central_not_restored",
+    ),
 )
 
 BACKWARD_BODY = """    _, A = attention(Q, K, V)  # (n_q, n_k)
@@ -48,7 +105,8 @@ ALTERNATIVES = (
         "    Q, K, V, dO = (np.asarray(a, dtype=float) for a in (Q, K, V, dO))\n",
         "    import torch\n"
         "    q, k, v = (torch.tensor(np.asarray(a), dtype=torch.float32, requires_grad=True) for a in (Q, K, V))\n"
-        "    (torch.softmax(q @ k.T / q.shape[-1] ** 0.5, dim=-1) @ v).backward(torch.tensor(np.asarray(dO), dtype=torch.float32))\n"
+        "    (torch.softmax(q @ k.T / q.shape[-1] ** 0.5, dim=-1) @ "
+        "v).backward(torch.tensor(np.asarray(dO), dtype=torch.float32))\n"
         "    return q.grad, k.grad, v.grad\n",
         "",
     ),

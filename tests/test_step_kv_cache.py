@@ -21,19 +21,31 @@ STEP = "kv_cache"
 
 VARIANTS = (
     Variant(
-        "attend_before_append", STEP, "kv_cache",
+        "attend_before_append",
+        STEP,
+        "kv_cache",
         "    cache.append(k_t, v_t)\n    K, V = cache.keys, cache.values",
         "    K, V = cache.keys, cache.values\n    cache.append(k_t, v_t)",
         "attend_before_append",
     ),
     Variant(
-        "cache_keeps_last_only", STEP, "kv_cache",
-        "self._keys = torch.cat([self._keys, k], dim=-2)  # (..., n_cached + t, d_k)\n            self._values = torch.cat([self._values, v], dim=-2)",
+        "cache_keeps_last_only",
+        STEP,
+        "kv_cache",
+        "self._keys = torch.cat([self._keys, k], dim=-2)  # (..., n_cached + t, d_k)\n            "
+        "self._values = torch.cat([self._values, v], dim=-2)",
         "self._keys, self._values = k, v",
         "cache_keeps_last_only",
     ),
-    Variant("kv_missing_factor_two", STEP, "kv_cache", "per_token = 2 * n_layers", "per_token = n_layers", "kv_missing_factor_two"),
-)  # fmt: skip
+    Variant(
+        "kv_missing_factor_two",
+        STEP,
+        "kv_cache",
+        "per_token = 2 * n_layers",
+        "per_token = n_layers",
+        "kv_missing_factor_two",
+    ),
+)
 
 
 @pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: v.name)
@@ -82,11 +94,13 @@ def test_append_probe_reads_methods_and_copies(tmp_path: Path) -> None:
 
 def test_variants_are_what_the_mistakes_compute() -> None:
     ref = Reference(kit.SOLUTIONS, tasks.MODULES)
-    Q, K, V, mask = kv_cases.causal_qkv(kv_cases.INPUTS["head_six"])
+    Q, K, V, _mask = kv_cases.causal_qkv(kv_cases.INPUTS["head_six"])
     wrong = kv_mistakes.incremental_variants(ref, Q, K, V)
     np.testing.assert_array_equal(wrong["cache_keeps_last_only"], V)
     np.testing.assert_array_equal(wrong["attend_before_append"][0], np.zeros(V.shape[-1]))
     for t in range(1, len(Q)):  # token t sees the t tokens before it, not itself
-        np.testing.assert_allclose(wrong["attend_before_append"][t], ref.scaling.attention(Q[t : t + 1], K[:t], V[:t])[0][0])
+        np.testing.assert_allclose(
+            wrong["attend_before_append"][t], ref.scaling.attention(Q[t : t + 1], K[:t], V[:t])[0][0]
+        )
     assert kv_mistakes.kv_cache_bytes_variants(8.0)["kv_missing_factor_two"] == 4.0
     assert kv_mistakes.kv_cache_bytes_variants(8.0, inverse=True)["kv_missing_factor_two"] == 16.0

@@ -24,14 +24,59 @@ PARAMS = """    total = n_layers * (attention + n_experts * expert)
 """
 
 VARIANTS = (
-    Variant("gates_over_all_experts", STEP, STEP, GATES, "return indices, np.take_along_axis(softmax(s, axis=-1), indices, axis=-1)", "gates_over_all_experts"),
-    Variant("topk_ascending", STEP, STEP, TOP_K, 'indices = np.argsort(s, axis=-1, kind="stable")[..., -k:]', "topk_ascending"),
-    Variant("topk_lowest", STEP, STEP, TOP_K, 'indices = np.argsort(s, axis=-1, kind="stable")[..., :k]', "topk_lowest"),
-    Variant("moe_output_unweighted", STEP, STEP, "gates[tokens, slot, None] * np.asarray", "np.asarray", "moe_output_unweighted"),
-    Variant("every_expert_called", STEP, STEP, EXPERT_CALL, "        out[tokens] += gates[tokens, slot, None] * np.asarray(expert(x), dtype=float)[tokens]\n", "every_expert_called"),
+    Variant(
+        "gates_over_all_experts",
+        STEP,
+        STEP,
+        GATES,
+        "return indices, np.take_along_axis(softmax(s, axis=-1), indices, axis=-1)",
+        "gates_over_all_experts",
+    ),
+    Variant(
+        "topk_ascending",
+        STEP,
+        STEP,
+        TOP_K,
+        'indices = np.argsort(s, axis=-1, kind="stable")[..., -k:]',
+        "topk_ascending",
+    ),
+    Variant(
+        "topk_lowest", STEP, STEP, TOP_K, 'indices = np.argsort(s, axis=-1, kind="stable")[..., :k]', "topk_lowest"
+    ),
+    Variant(
+        "moe_output_unweighted",
+        STEP,
+        STEP,
+        "gates[tokens, slot, None] * np.asarray",
+        "np.asarray",
+        "moe_output_unweighted",
+    ),
+    Variant(
+        "every_expert_called",
+        STEP,
+        STEP,
+        EXPERT_CALL,
+        "        out[tokens] += gates[tokens, slot, None] * np.asarray(expert(x), dtype=float)[tokens]\n",
+        "every_expert_called",
+    ),
     Variant("load_counts", STEP, STEP, "return counts / indices.size", "return counts", "load_counts"),
-    Variant("load_per_token", STEP, STEP, "return counts / indices.size", "return counts / (indices.size // indices.shape[-1])", "load_per_token"),
-    Variant("moe_attention_per_expert", STEP, STEP, PARAMS, "    total = n_layers * n_experts * (attention + expert)\n    active = n_layers * top_k * (attention + expert)\n", "moe_attention_per_expert"),
+    Variant(
+        "load_per_token",
+        STEP,
+        STEP,
+        "return counts / indices.size",
+        "return counts / (indices.size // indices.shape[-1])",
+        "load_per_token",
+    ),
+    Variant(
+        "moe_attention_per_expert",
+        STEP,
+        STEP,
+        PARAMS,
+        "    total = n_layers * n_experts * (attention + expert)\n    active = n_layers * top_k * "
+        "(attention + expert)\n",
+        "moe_attention_per_expert",
+    ),
 )
 
 ROUTE_BODY = """    s = np.asarray(x, dtype=float) @ np.asarray(W_r, dtype=float)  # (..., n_experts) router scores
@@ -64,10 +109,24 @@ MOE_LAYER_BODY = """    x = np.asarray(x, dtype=float)
     return out
 """
 ALTERNATIVES = (
-    Variant("float32_router", STEP, STEP, "s = np.asarray(x, dtype=float) @ np.asarray(W_r, dtype=float)", "s = np.asarray(x, dtype=np.float32) @ np.asarray(W_r, dtype=np.float32)", ""),
+    Variant(
+        "float32_router",
+        STEP,
+        STEP,
+        "s = np.asarray(x, dtype=float) @ np.asarray(W_r, dtype=float)",
+        "s = np.asarray(x, dtype=np.float32) @ np.asarray(W_r, dtype=np.float32)",
+        "",
+    ),
     Variant("torch_stable_sort_route", STEP, STEP, ROUTE_BODY, TORCH_ROUTE, ""),
     Variant("per_token_moe_layer", STEP, STEP, MOE_LAYER_BODY, PER_TOKEN_LAYER, ""),
-    Variant("numpy_int_params", STEP, STEP, "    return total, active\n", "    return np.int64(total), np.int64(active)\n", ""),
+    Variant(
+        "numpy_int_params",
+        STEP,
+        STEP,
+        "    return total, active\n",
+        "    return np.int64(total), np.int64(active)\n",
+        "",
+    ),
 )
 
 
@@ -115,7 +174,13 @@ def test_routing_problems_names_extra_missing_and_foreign_rows() -> None:
     x = np.arange(12.0).reshape(4, 3)
     indices = np.array([[0, 1], [1, 0], [0, 1], [1, 0]])  # expert 2 gets nothing
     every = [x, x, x]
-    assert moe_mistakes.routing_problems(every, x, indices) == ["expert 2 received tokens [0, 1, 2, 3], which were not routed to it"]
+    assert moe_mistakes.routing_problems(every, x, indices) == [
+        "expert 2 received tokens [0, 1, 2, 3], which were not routed to it"
+    ]
     problems = moe_mistakes.routing_problems([x[:3], x + 0.5, np.zeros((0, 3))], x, indices)
-    assert problems == ["expert 0 never received its routed tokens [3]", "expert 1 received 4 rows that are no token of x", "expert 1 never received its routed tokens [0, 1, 2, 3]"]
+    assert problems == [
+        "expert 0 never received its routed tokens [3]",
+        "expert 1 received 4 rows that are no token of x",
+        "expert 1 never received its routed tokens [0, 1, 2, 3]",
+    ]
     assert moe_mistakes.routing_problems([x, x[::-1], x[:0]], x, indices) == []  # any order, empty calls allowed

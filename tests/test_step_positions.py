@@ -15,7 +15,10 @@ from tests import kit
 from tests.kit import Variant
 
 STEP = "positions"
-PE_LINES = "    PE[:, 0::2] = np.sin(angles)  # dimensions 2i\n    PE[:, 1::2] = np.cos(angles[:, : d_model // 2])  # dimensions 2i + 1, the same angle\n"
+PE_LINES = (
+    "    PE[:, 0::2] = np.sin(angles)  # dimensions 2i\n    PE[:, 1::2] = np.cos(angles[:, : "
+    "d_model // 2])  # dimensions 2i + 1, the same angle\n"
+)
 ROPE_TAIL = (
     "    theta = base ** (-np.arange(0, d, 2) / d)  # (d/2,) one frequency per pair (2i, 2i+1)\n"
     "    angles = np.asarray(positions, dtype=float)[..., None] * theta  # (..., n, d/2)\n"
@@ -41,20 +44,99 @@ ROPE_TILED = (
 BIAS = "    return np.where(j <= i, -slope * (i - j), -np.inf)\n"
 
 VARIANTS = (
-    Variant("pe_blocks", STEP, "positions", PE_LINES, "    PE[:, : len(two_i)] = np.sin(angles)\n    PE[:, len(two_i) :] = np.cos(angles[:, : d_model // 2])\n", "pe_blocks_not_interleaved"),
-    Variant("pe_sin_cos_swapped", STEP, "positions", PE_LINES, "    PE[:, 0::2] = np.cos(angles)\n    PE[:, 1::2] = np.sin(angles[:, : d_model // 2])\n", "pe_sin_cos_swapped"),
-    Variant("pe_exponent_i_over_d", STEP, "positions", "angles = p / base ** (two_i / d_model)", "angles = p / base ** (two_i / 2 / d_model)", "pe_exponent_i_over_d"),
-    Variant("pe_exponent_doubled", STEP, "positions", "angles = p / base ** (two_i / d_model)", "angles = p / base ** (2 * two_i / d_model)", "pe_exponent_doubled"),
-    Variant("pe_exponent_per_dimension", STEP, "positions", "np.cos(angles[:, : d_model // 2])", "np.cos(p / base ** ((two_i[: d_model // 2] + 1) / d_model))", "pe_exponent_per_dimension"),
-    Variant("rope_wrong_direction", STEP, "positions", "[x_even * cos - x_odd * sin, x_even * sin + x_odd * cos]", "[x_even * cos + x_odd * sin, -x_even * sin + x_odd * cos]", "rope_wrong_direction"),
-    Variant("rope_exponent_i_over_d", STEP, "positions", "theta = base ** (-np.arange(0, d, 2) / d)", "theta = base ** (-np.arange(d // 2) / d)", "rope_exponent_i_over_d"),
+    Variant(
+        "pe_blocks",
+        STEP,
+        "positions",
+        PE_LINES,
+        "    PE[:, : len(two_i)] = np.sin(angles)\n    PE[:, len(two_i) :] = np.cos(angles[:, : d_model // 2])\n",
+        "pe_blocks_not_interleaved",
+    ),
+    Variant(
+        "pe_sin_cos_swapped",
+        STEP,
+        "positions",
+        PE_LINES,
+        "    PE[:, 0::2] = np.cos(angles)\n    PE[:, 1::2] = np.sin(angles[:, : d_model // 2])\n",
+        "pe_sin_cos_swapped",
+    ),
+    Variant(
+        "pe_exponent_i_over_d",
+        STEP,
+        "positions",
+        "angles = p / base ** (two_i / d_model)",
+        "angles = p / base ** (two_i / 2 / d_model)",
+        "pe_exponent_i_over_d",
+    ),
+    Variant(
+        "pe_exponent_doubled",
+        STEP,
+        "positions",
+        "angles = p / base ** (two_i / d_model)",
+        "angles = p / base ** (2 * two_i / d_model)",
+        "pe_exponent_doubled",
+    ),
+    Variant(
+        "pe_exponent_per_dimension",
+        STEP,
+        "positions",
+        "np.cos(angles[:, : d_model // 2])",
+        "np.cos(p / base ** ((two_i[: d_model // 2] + 1) / d_model))",
+        "pe_exponent_per_dimension",
+    ),
+    Variant(
+        "rope_wrong_direction",
+        STEP,
+        "positions",
+        "[x_even * cos - x_odd * sin, x_even * sin + x_odd * cos]",
+        "[x_even * cos + x_odd * sin, -x_even * sin + x_odd * cos]",
+        "rope_wrong_direction",
+    ),
+    Variant(
+        "rope_exponent_i_over_d",
+        STEP,
+        "positions",
+        "theta = base ** (-np.arange(0, d, 2) / d)",
+        "theta = base ** (-np.arange(d // 2) / d)",
+        "rope_exponent_i_over_d",
+    ),
     Variant("rope_half_pairs", STEP, "positions", ROPE_TAIL, ROPE_HALVES, "rope_half_pairs"),
     Variant("rope_tiled_frequencies", STEP, "positions", ROPE_TAIL, ROPE_TILED, "rope_pair_angles_differ"),
-    Variant("alibi_positive_bias", STEP, "positions", BIAS, "    return np.where(j <= i, slope * (i - j), -np.inf)\n", "alibi_positive_bias"),
-    Variant("alibi_wrong_triangle", STEP, "positions", BIAS, "    return np.where(j >= i, -slope * (j - i), -np.inf)\n", "alibi_wrong_triangle"),
-    Variant("alibi_no_causal_mask", STEP, "positions", BIAS, "    return -slope * np.abs(i - j)\n", "alibi_no_causal_mask"),
-    Variant("alibi_slopes_fixed_ratio", STEP, "positions", "return 2.0 ** (-8.0 * h / n_heads)", "return 2.0 ** (-1.0 * h)", "alibi_slopes_fixed_ratio"),
-    Variant("alibi_slopes_from_zero", STEP, "positions", "h = np.arange(1, n_heads + 1)", "h = np.arange(n_heads)", "alibi_slopes_from_zero"),
+    Variant(
+        "alibi_positive_bias",
+        STEP,
+        "positions",
+        BIAS,
+        "    return np.where(j <= i, slope * (i - j), -np.inf)\n",
+        "alibi_positive_bias",
+    ),
+    Variant(
+        "alibi_wrong_triangle",
+        STEP,
+        "positions",
+        BIAS,
+        "    return np.where(j >= i, -slope * (j - i), -np.inf)\n",
+        "alibi_wrong_triangle",
+    ),
+    Variant(
+        "alibi_no_causal_mask", STEP, "positions", BIAS, "    return -slope * np.abs(i - j)\n", "alibi_no_causal_mask"
+    ),
+    Variant(
+        "alibi_slopes_fixed_ratio",
+        STEP,
+        "positions",
+        "return 2.0 ** (-8.0 * h / n_heads)",
+        "return 2.0 ** (-1.0 * h)",
+        "alibi_slopes_fixed_ratio",
+    ),
+    Variant(
+        "alibi_slopes_from_zero",
+        STEP,
+        "positions",
+        "h = np.arange(1, n_heads + 1)",
+        "h = np.arange(n_heads)",
+        "alibi_slopes_from_zero",
+    ),
 )
 
 PE_BODY = (
@@ -83,7 +165,8 @@ FLOAT32_ROPE = (
     "    theta = (base ** (-np.arange(0, d, 2) / d)).astype(np.float32)\n"
     "    angles = np.asarray(positions).astype(np.float32)[..., None] * theta\n"
     "    even, odd = x[..., 0::2].astype(np.float32), x[..., 1::2].astype(np.float32)\n"
-    "    turned = np.stack([even * np.cos(angles) - odd * np.sin(angles), even * np.sin(angles) + odd * np.cos(angles)], axis=-1)\n"
+    "    turned = np.stack([even * np.cos(angles) - odd * np.sin(angles), even * "
+    "np.sin(angles) + odd * np.cos(angles)], axis=-1)\n"
     "    return turned.reshape(x.shape)\n"
 )
 COMPLEX_ROPE = (
@@ -98,7 +181,10 @@ ALTERNATIVES = {  # each a set of replacements graded together (one grading run 
         (PE_BODY, LOOP_PE),
         (ROPE_TAIL, COMPLEX_ROPE),
         (BIAS, "    return np.tril(-slope * (i - j)) + np.triu(np.full((n, n), -np.inf), k=1)\n"),
-        ("return 2.0 ** (-8.0 * h / n_heads)", "return np.array([2 ** (-8 * k / n_heads) for k in h], dtype=np.float32)"),
+        (
+            "return 2.0 ** (-8.0 * h / n_heads)",
+            "return np.array([2 ** (-8 * k / n_heads) for k in h], dtype=np.float32)",
+        ),
     ),
 }
 BAD_RETURNS = {  # wrong kinds of result: failed checks with clear messages, never a grader error
@@ -114,7 +200,10 @@ BAD_RETURNS = {  # wrong kinds of result: failed checks with clear messages, nev
         (BIAS, "    return [[0.0] * n] * n\n"),
         ("return 2.0 ** (-8.0 * h / n_heads)", "return 2.0 ** (-8.0 * h / n_heads) + 1j"),
     ),
-    "transposed_and_integer": ((PE_BODY, "    return np.zeros((d_model, n_positions))\n"), (ROPE_TAIL, "    return np.rint(x).astype(int)\n")),
+    "transposed_and_integer": (
+        (PE_BODY, "    return np.zeros((d_model, n_positions))\n"),
+        (ROPE_TAIL, "    return np.rint(x).astype(int)\n"),
+    ),
 }
 
 

@@ -8,16 +8,20 @@ import pkgutil
 import shutil
 import sys
 import textwrap
-import tomllib
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 import pytest
 
-from autograder import cases, chapter, predictions, tasks
-from autograder import diagnose
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10: the same parser, from PyPI
+    import tomli as tomllib
+
+from autograder import cases, chapter, diagnose, predictions, tasks
 from autograder.diagnose import catalog
 from autograder.diagnose import predictions as prediction_mistakes
 from autograder.predictions import Question, QuestionError
@@ -39,8 +43,14 @@ def _grade(folder: Path) -> GradeReport:
 
 def _answer_line(question_id: str) -> str:
     """The reference's ``"id": value,  # ANSWER`` line (stripped)."""
-    lines = [line.strip() for line in SOLUTION.read_text(encoding="utf-8").splitlines() if line.strip().startswith(f'"{question_id}":') and line.rstrip().endswith("# ANSWER")]
-    assert len(lines) == 1, f"solutions/{tasks.LAB}/predictions.py needs one answer line for {question_id!r}, found {len(lines)}"
+    lines = [
+        line.strip()
+        for line in SOLUTION.read_text(encoding="utf-8").splitlines()
+        if line.strip().startswith(f'"{question_id}":') and line.rstrip().endswith("# ANSWER")
+    ]
+    assert len(lines) == 1, (
+        f"solutions/{tasks.LAB}/predictions.py needs one answer line for {question_id!r}, found {len(lines)}"
+    )
     return lines[0]
 
 
@@ -76,12 +86,16 @@ def computed(ref: Reference) -> dict[str, Any]:
 def _missing_answers(questions: tuple[Question, ...], answers: dict[str, Any]) -> list[str]:
     """Questions without a reference answer, and answers without a question."""
     ids = [q.id for q in questions]
-    return [f"question {i!r} has no answer in PREDICTIONS" for i in ids if i not in answers] + [f"PREDICTIONS[{k!r}] has no question" for k in answers if k not in ids]
+    return [f"question {i!r} has no answer in PREDICTIONS" for i in ids if i not in answers] + [
+        f"PREDICTIONS[{k!r}] has no question" for k in answers if k not in ids
+    ]
 
 
 def test_every_question_has_a_reference_answer(ref: Reference) -> None:
     assert _missing_answers(QUESTIONS, ref.predictions.PREDICTIONS) == []
-    assert list(ref.predictions.PREDICTIONS) == [q.id for q in QUESTIONS], "keep PREDICTIONS in the order of data/predictions.toml"
+    assert list(ref.predictions.PREDICTIONS) == [q.id for q in QUESTIONS], (
+        "keep PREDICTIONS in the order of data/predictions.toml"
+    )
 
 
 def test_reference_answers_are_literals() -> None:
@@ -101,16 +115,25 @@ def test_mistakes_of_the_file_are_defined_and_used() -> None:
     assert used == set(prediction_mistakes.MISTAKES), f"defined but unused: {set(prediction_mistakes.MISTAKES) - used}"
     for mistake in prediction_mistakes.MISTAKES:
         assert catalog.MISTAKES[mistake] is prediction_mistakes.MISTAKES[mistake]
-    others = {m for info in pkgutil.iter_modules(diagnose.__path__) if info.name not in ("catalog", STEP) for m in getattr(importlib.import_module(f"{diagnose.__name__}.{info.name}"), "MISTAKES", {})}
+    others = {
+        m
+        for info in pkgutil.iter_modules(diagnose.__path__)
+        if info.name not in ("catalog", STEP)
+        for m in getattr(importlib.import_module(f"{diagnose.__name__}.{info.name}"), "MISTAKES", {})
+    }
     assert others.isdisjoint(prediction_mistakes.MISTAKES), "a mistake id of the predictions is used by another step"
 
 
 def test_wrong_predictions_are_wrong_and_distinct(computed: dict[str, Any]) -> None:
     for question in QUESTIONS:
         for index, wrong in enumerate(question.wrong):
-            assert not predictions.agrees(question, wrong.value, computed[question.id]), f"{question.id}: wrong value {wrong.value} is the right answer"
+            assert not predictions.agrees(question, wrong.value, computed[question.id]), (
+                f"{question.id}: wrong value {wrong.value} is the right answer"
+            )
             for other in question.wrong[index + 1 :]:
-                assert other.mistake == wrong.mistake or not predictions.agrees(question, wrong.value, other.value), f"{question.id}: {wrong.value} matches two mistakes"
+                assert other.mistake == wrong.mistake or not predictions.agrees(question, wrong.value, other.value), (
+                    f"{question.id}: {wrong.value} matches two mistakes"
+                )
 
 
 # The chapter value each question restates, as the question's value (question id, catalog id) -> value.
@@ -121,7 +144,12 @@ CHAPTER = {
     ("equal_keys_weights", "RU-equalkeys"): lambda: tuple(chapter.value("RU-equalkeys")),
     ("single_token_weight", "RU-single"): lambda: chapter.value("RU-single")["A"][0][0],
     ("single_token_output", "RU-single"): lambda: tuple(chapter.value("RU-single")["O"][0]),
-    ("causal_first_row", "ACT-maskrows"): lambda: (chapter.value("ACT-maskrows")[0], 0.0, 0.0, 0.0),  # row 0 sums to 1 on key 0 alone
+    ("causal_first_row", "ACT-maskrows"): lambda: (
+        chapter.value("ACT-maskrows")[0],
+        0.0,
+        0.0,
+        0.0,
+    ),  # row 0 sums to 1 on key 0 alone
     ("permuted_inputs", "RU-perm"): lambda: "swapped" if chapter.value("RU-perm") < 1e-12 else "different",
     ("kv_cache_gb", "T764-10.7"): lambda: float(chapter.value("T764-10.7")),
 }
@@ -130,9 +158,13 @@ CHAPTER = {
 def test_computed_values_agree_with_the_chapter(computed: dict[str, Any]) -> None:
     for question in QUESTIONS:
         for entry in question.chapter:
-            assert (question.id, entry) in CHAPTER, f"{question.id} restates {entry}: add how to compare it to CHAPTER in this file"
+            assert (question.id, entry) in CHAPTER, (
+                f"{question.id} restates {entry}: add how to compare it to CHAPTER in this file"
+            )
             value = predictions.normalise(question, predictions._plain(CHAPTER[question.id, entry]()))
-            assert predictions.agrees(replace(question, tolerance=1e-6), computed[question.id], value), f"{question.id}: computed {computed[question.id]}, {entry} gives {value}"
+            assert predictions.agrees(replace(question, tolerance=1e-6), computed[question.id], value), (
+                f"{question.id}: computed {computed[question.id]}, {entry} gives {value}"
+            )
 
 
 def test_question_texts_give_the_russian_inputs() -> None:
@@ -174,7 +206,11 @@ def _entry(**changes: Any) -> dict[str, Any]:
         ({"compute": "ref.scaling.attention(("}, "compute", "line"),
         ({"compute": "x = 1\ny = 2"}, "compute", "must assign 'answer'"),
         ({"chapter": ["RU-nothing"]}, "chapter", "catalog ids"),
-        ({"wrong": [{"value": [4, 7, 3], "mistake": "no_such_mistake"}]}, "wrong", "not in autograder/diagnose/predictions.py"),
+        (
+            {"wrong": [{"value": [4, 7, 3], "mistake": "no_such_mistake"}]},
+            "wrong",
+            "not in autograder/diagnose/predictions.py",
+        ),
         ({"wrong": [{"value": "4x7x3", "mistake": "predicted_width_of_keys"}]}, "wrong", "str '4x7x3'"),
         ({"wrong": [{"value": [4, 7, 3]}]}, "wrong", "exactly 'value' and 'mistake'"),
         ({"text": ""}, "text", "non-empty string"),
@@ -223,7 +259,20 @@ def test_answers_in_any_plain_form_are_read(kind: str, answer: Any, value: Any) 
     assert predictions.normalise(question, answer) == value
 
 
-@pytest.mark.parametrize("kind, answer", [("shape", [4, 7.5]), ("shape", "4x7x5"), ("indices", [True, False]), ("number", "10.7"), ("number", [10.7]), ("numbers", 0.5), ("numbers", [0.5, None]), ("choice", "swap"), ("choice", 1)])
+@pytest.mark.parametrize(
+    "kind, answer",
+    [
+        ("shape", [4, 7.5]),
+        ("shape", "4x7x5"),
+        ("indices", [True, False]),
+        ("number", "10.7"),
+        ("number", [10.7]),
+        ("numbers", 0.5),
+        ("numbers", [0.5, None]),
+        ("choice", "swap"),
+        ("choice", 1),
+    ],
+)
 def test_answers_of_another_form_are_refused(kind: str, answer: Any) -> None:
     question = next(q for q in QUESTIONS if q.kind == kind)
     with pytest.raises(predictions.AnswerFormError):
@@ -252,7 +301,9 @@ def test_stubs_score_zero_and_reveal_nothing(computed: dict[str, Any]) -> None:
 
 
 VARIANTS = tuple(
-    Variant(f"{q.id}_{index}_{w.mistake}", STEP, STEP, _answer_line(q.id), _answering(q.id, _literal(q, w.value)), w.mistake)
+    Variant(
+        f"{q.id}_{index}_{w.mistake}", STEP, STEP, _answer_line(q.id), _answering(q.id, _literal(q, w.value)), w.mistake
+    )
     for q in QUESTIONS
     for index, w in enumerate(q.wrong)
 )
@@ -264,16 +315,33 @@ def test_listed_wrong_prediction_is_diagnosed(variant: Variant, tmp_path: Path) 
 
 
 def test_wrong_prediction_shows_the_computed_value(tmp_path: Path) -> None:
-    variant = Variant("shape_d_k", STEP, STEP, _answer_line("output_shape"), _answering("output_shape", "(4, 7, 3)"), "predicted_width_of_keys")
+    variant = Variant(
+        "shape_d_k",
+        STEP,
+        STEP,
+        _answer_line("output_shape"),
+        _answering("output_shape", "(4, 7, 3)"),
+        "predicted_width_of_keys",
+    )
     (check,) = _grade(variant.build(tmp_path)).step(STEP).failed
-    assert check.message.startswith(f'{TITLE}: PREDICTIONS["output_shape"] in predictions.py: expected (4, 7, 5), the value the reference computes')
-    assert "got (4, 7, 3). Likely mistake: the output takes its width from V" in check.message and "section 'Scaled dot-product attention'" in check.message
+    assert check.message.startswith(
+        f'{TITLE}: PREDICTIONS["output_shape"] in predictions.py: expected (4, 7, 5), the value the reference computes'
+    )
+    assert (
+        "got (4, 7, 3). Likely mistake: the output takes its width from V" in check.message
+        and "section 'Scaled dot-product attention'" in check.message
+    )
 
 
 def test_answer_of_the_wrong_form_fails_without_revealing(tmp_path: Path) -> None:
-    variant = Variant("shape_as_text", STEP, STEP, _answer_line("output_shape"), _answering("output_shape", "'4x7x5'"), "")
+    variant = Variant(
+        "shape_as_text", STEP, STEP, _answer_line("output_shape"), _answering("output_shape", "'4x7x5'"), ""
+    )
     (check,) = _grade(variant.build(tmp_path)).step(STEP).failed
-    assert check.message.startswith(f'{TITLE}: PREDICTIONS["output_shape"] in predictions.py: expected a tuple of ints, e.g. (2, 3), got str \'4x7x5\'.'), check.message
+    assert check.message.startswith(
+        f'{TITLE}: PREDICTIONS["output_shape"] in predictions.py: expected a tuple of ints, e.g. '
+        "(2, 3), got str '4x7x5'."
+    ), check.message
     assert "(4, 7, 5)" not in check.message and check.mistake is None and not check.internal_error
 
 
@@ -282,14 +350,30 @@ def test_other_plain_forms_of_the_right_answers_pass(tmp_path: Path) -> None:
     shutil.copytree(kit.SOLUTIONS, folder, ignore=shutil.ignore_patterns("__pycache__", "reports"))
     path = folder / "predictions.py"
     text = path.read_text(encoding="utf-8")
-    for question_id, literal in (("output_shape", "[4, 7, 5]"), ("favoured_keys", "(1, 0)"), ("causal_first_row", "[1, 0, 0, 0]"), ("permuted_inputs", "'  Swapped. '"), ("kv_cache_gb", "10.74"), ("single_token_weight", "1")):
+    for question_id, literal in (
+        ("output_shape", "[4, 7, 5]"),
+        ("favoured_keys", "(1, 0)"),
+        ("causal_first_row", "[1, 0, 0, 0]"),
+        ("permuted_inputs", "'  Swapped. '"),
+        ("kv_cache_gb", "10.74"),
+        ("single_token_weight", "1"),
+    ):
         text = text.replace(_answer_line(question_id), _answering(question_id, literal))
-    path.write_text(text.replace("from typing import Any\n", "from typing import Any\n\nimport numpy as np\n").replace("[0.5, 0.5]", "np.array([0.5, 0.5])"), encoding="utf-8")
+    path.write_text(
+        text.replace("from typing import Any\n", "from typing import Any\n\nimport numpy as np\n").replace(
+            "[0.5, 0.5]", "np.array([0.5, 0.5])"
+        ),
+        encoding="utf-8",
+    )
     result = _grade(folder).step(STEP)
     assert result.earned == result.possible, [c.message for c in result.failed]
 
 
-ANSWERS = "{'favoured_keys': [1, 0], 'output_shape': (4, 7, 5), 'equal_keys_weights': [0.5, 0.5], 'single_token_weight': 1.0, 'single_token_output': [5.0, -2.0], 'causal_first_row': [1.0, 0.0, 0.0, 0.0], 'permuted_inputs': 'swapped', 'kv_cache_gb': 10.7}"
+ANSWERS = (
+    "{'favoured_keys': [1, 0], 'output_shape': (4, 7, 5), 'equal_keys_weights': [0.5, 0.5], "
+    "'single_token_weight': 1.0, 'single_token_output': [5.0, -2.0], 'causal_first_row': [1.0, "
+    "0.0, 0.0, 0.0], 'permuted_inputs': 'swapped', 'kv_cache_gb': 10.7}"
+)
 HOSTILE = {
     "lying_dict": (
         f"""
@@ -319,7 +403,9 @@ HOSTILE = {
             def __eq__(self, other):
                 return True
 
-        PREDICTIONS = {{key: Number(1.0) if isinstance(value, float) else Anything() for key, value in {ANSWERS}.items()}}
+        PREDICTIONS = {{
+            key: Number(1.0) if isinstance(value, float) else Anything() for key, value in {ANSWERS}.items()
+        }}
         """,
         "an object of type",
     ),
@@ -337,9 +423,18 @@ HOSTILE = {
     ),
     "a_list": ("PREDICTIONS = [[1, 0], (4, 7, 5)]\n", "PREDICTIONS is an object of type list, not a dict"),
     "no_predictions": ("ANSWERS = {}\n", "predictions.py defines no PREDICTIONS"),
-    "import_error": ("raise RuntimeError('half-written file')\n", "importing predictions.py raised RuntimeError: half-written file"),
-    "renamed_keys": (f"PREDICTIONS = {{key + '_': value for key, value in {ANSWERS}.items()}}\n", "no such entry (the keys are: 'favoured_keys_'"),
-    "huge": (f"PREDICTIONS = {{key: [[[[0]]]] if key == 'output_shape' else list(range(10**6)) for key in {ANSWERS}}}\n", "more than"),
+    "import_error": (
+        "raise RuntimeError('half-written file')\n",
+        "importing predictions.py raised RuntimeError: half-written file",
+    ),
+    "renamed_keys": (
+        f"PREDICTIONS = {{key + '_': value for key, value in {ANSWERS}.items()}}\n",
+        "no such entry (the keys are: 'favoured_keys_'",
+    ),
+    "huge": (
+        f"PREDICTIONS = {{key: [[[[0]]]] if key == 'output_shape' else list(range(10**6)) for key in {ANSWERS}}}\n",
+        "more than",
+    ),
 }
 
 
@@ -357,7 +452,12 @@ def test_hostile_predictions_cannot_pass(name: str, tmp_path: Path) -> None:
 def test_probe_caps_strings_and_nesting(tmp_path: Path) -> None:
     from autograder.sandbox.client import Sandbox
 
-    folder = _folder(tmp_path, "caps", "import numpy as np\nPREDICTIONS = {'a': 'x' * 5000, 'b': [[[[1]]]], 'c': np.arange(3), 'd': np.float32(0.5), 'e': (1, [2.5, None])}\n")
+    folder = _folder(
+        tmp_path,
+        "caps",
+        "import numpy as np\nPREDICTIONS = {'a': 'x' * 5000, 'b': [[[[1]]]], 'c': np.arange(3), "
+        "'d': np.float32(0.5), 'e': (1, [2.5, None])}\n",
+    )
     with Sandbox(folder) as sandbox:
         replies = {key: sandbox.probe("prediction", STEP, key) for key in "abcde"}
     assert replies["a"]["status"] == replies["b"]["status"] == "not_plain"
@@ -398,7 +498,9 @@ def instructor_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ref: Refere
     monkeypatch.setattr(tasks, "QUESTIONS", path)
     monkeypatch.setattr(tasks, "STEPS", tuple(step if s.id == STEP else s for s in tasks.STEPS))
     monkeypatch.setattr(tasks, "BY_ID", {**tasks.BY_ID, STEP: step})
-    snapshot = {f"{predictions.case_name(q)}/expected": predictions.as_array(q, predictions.compute(q, ref)) for q in questions}
+    snapshot = {
+        f"{predictions.case_name(q)}/expected": predictions.as_array(q, predictions.compute(q, ref)) for q in questions
+    }
     monkeypatch.setattr(cases, "_snapshot", lambda: snapshot)
     cached = {name: module for name, module in sys.modules.items() if getattr(module, "__file__", None) == str(GRADER)}
     for name in cached:  # the engine must import the grader again, with the new file
@@ -414,8 +516,12 @@ def instructor_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ref: Refere
 def test_instructor_question_works_end_to_end(instructor_file: Path, ref: Reference, tmp_path: Path) -> None:
     questions = predictions.load()
     assert [q.id for q in questions][-1] == "scale_divisor" and predictions.compute(questions[-1], ref) == 4.0
-    assert _missing_answers(questions, ref.predictions.PREDICTIONS) == ["question 'scale_divisor' has no answer in PREDICTIONS"]
-    text = SOLUTION.read_text(encoding="utf-8").replace(_answer_line("kv_cache_gb"), _answer_line("kv_cache_gb") + '\n    "scale_divisor": ANSWER,  # ANSWER')
+    assert _missing_answers(questions, ref.predictions.PREDICTIONS) == [
+        "question 'scale_divisor' has no answer in PREDICTIONS"
+    ]
+    text = SOLUTION.read_text(encoding="utf-8").replace(
+        _answer_line("kv_cache_gb"), _answer_line("kv_cache_gb") + '\n    "scale_divisor": ANSWER,  # ANSWER'
+    )
     right, wrong, stub = (tmp_path / name for name in ("right", "wrong", "stub"))
     for folder, answer in ((right, "4.0"), (wrong, "16"), (stub, "None")):
         folder.mkdir()
@@ -423,6 +529,9 @@ def test_instructor_question_works_end_to_end(instructor_file: Path, ref: Refere
     result = _grade(right).step(STEP)
     assert result.earned == result.possible == 10 and result.checks[-1].title == "What the scores are divided by"
     (failed,) = _grade(wrong).step(STEP).failed
-    assert failed.mistake == "predicted_score_as_weight" and "expected 4, the value the reference computes" in failed.message
+    assert (
+        failed.mistake == "predicted_score_as_weight"
+        and "expected 4, the value the reference computes" in failed.message
+    )
     (failed,) = _grade(stub).step(STEP).failed
     assert "got None (no prediction yet)" in failed.message and "expected 4" not in failed.message

@@ -19,12 +19,36 @@ MASK_LINE = "attn_mask = None if mask is None else torch.as_tensor(np.asarray(ma
 DIFF_LINE = "max_abs_diff = np.max(np.abs("
 
 VARIANTS = (
-    Variant("sdpa_float_mask", STEP, "reference_check", MASK_LINE, MASK_LINE.replace("dtype=bool", "dtype=np.float32"), "sdpa_float_mask"),
-    Variant("compare_mean_not_max", STEP, "reference_check", DIFF_LINE, DIFF_LINE.replace("np.max", "np.mean"), "compare_mean_not_max"),
+    Variant(
+        "sdpa_float_mask",
+        STEP,
+        "reference_check",
+        MASK_LINE,
+        MASK_LINE.replace("dtype=bool", "dtype=np.float32"),
+        "sdpa_float_mask",
+    ),
+    Variant(
+        "compare_mean_not_max",
+        STEP,
+        "reference_check",
+        DIFF_LINE,
+        DIFF_LINE.replace("np.max", "np.mean"),
+        "compare_mean_not_max",
+    ),
 )
 CHEATS = (  # wrong without a known mistake: (name, old, new, the checks that must fail)
-    ("reports_zero_and_flash", "return float(max_abs_diff), backend", 'return 0.0, "flash"', {"test_reports_the_real_difference", "test_backend_named"}),
-    ("skips_attention", "ours, _ = attention(Q, K, V, mask)", "ours = torch_attention(Q, K, V, mask)[0].numpy()", {"test_reports_the_real_difference"}),
+    (
+        "reports_zero_and_flash",
+        "return float(max_abs_diff), backend",
+        'return 0.0, "flash"',
+        {"test_reports_the_real_difference", "test_backend_named"},
+    ),
+    (
+        "skips_attention",
+        "ours, _ = attention(Q, K, V, mask)",
+        "ours = torch_attention(Q, K, V, mask)[0].numpy()",
+        {"test_reports_the_real_difference"},
+    ),
 )
 
 
@@ -42,18 +66,31 @@ def test_cheat_fails(name: str, old: str, new: str, checks: set[str], tmp_path: 
 
 
 def test_shift_probe_follows_an_alias_and_restores_attention(tmp_path: Path) -> None:
-    folder = Variant("alias", STEP, "reference_check", "from scaling import attention\n", "from scaling import attention as my_attention\n", "").build(tmp_path)
+    folder = Variant(
+        "alias",
+        STEP,
+        "reference_check",
+        "from scaling import attention\n",
+        "from scaling import attention as my_attention\n",
+        "",
+    ).build(tmp_path)
     module = folder / "reference_check.py"
-    module.write_text(module.read_text(encoding="utf-8").replace("ours, _ = attention(", "ours, _ = my_attention("), encoding="utf-8")
+    module.write_text(
+        module.read_text(encoding="utf-8").replace("ours, _ = attention(", "ours, _ = my_attention("), encoding="utf-8"
+    )
     rng = np.random.default_rng(0)
     Q, K, V = (rng.normal(size=(3, 4)).astype(np.float32) for _ in range(3))
     shift = np.zeros((3, 4))
     shift[2, 1] = 0.75
     with Sandbox(folder) as sandbox:
-        (reported, backend), seen = sandbox.probe("compare_with_shifted_attention", "reference_check", Q, K, V, None, shift)
+        (reported, backend), seen = sandbox.probe(
+            "compare_with_shifted_attention", "reference_check", Q, K, V, None, shift
+        )
         after, _ = sandbox.call("reference_check", "compare_with_torch", Q, K, V)
     assert abs(reported - 0.75) < 1e-5 and backend == "math"
-    np.testing.assert_allclose(seen - shift, Reference(kit.SOLUTIONS, tasks.MODULES).scaling.attention(Q, K, V)[0], atol=1e-12)
+    np.testing.assert_allclose(
+        seen - shift, Reference(kit.SOLUTIONS, tasks.MODULES).scaling.attention(Q, K, V)[0], atol=1e-12
+    )
     assert after < 1e-5  # the student's own attention is back
 
 

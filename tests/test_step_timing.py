@@ -14,8 +14,9 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pytest
@@ -32,12 +33,47 @@ TITLE = tasks.step(STEP).title
 LOGS = "np.log(np.asarray(ns, dtype=float)), np.log(np.asarray(seconds, dtype=float))"
 
 VARIANTS = (
-    Variant("loglog_axes_swapped", STEP, "timing", "np.polyfit(log_n, log_t, 1)", "np.polyfit(log_t, log_n, 1)", "loglog_axes_swapped"),
-    Variant("loglog_endpoints_only", STEP, "timing", "slope, _ = np.polyfit(log_n, log_t, 1)", "slope = (log_t[-1] - log_t[0]) / (log_n[-1] - log_n[0])", "loglog_endpoints_only"),
-    Variant("loglog_not_logarithmic", STEP, "timing", LOGS, "np.asarray(ns, dtype=float), np.asarray(seconds, dtype=float)", "loglog_not_logarithmic"),
-    Variant("loglog_mixed_bases", STEP, "timing", LOGS, "np.log(np.asarray(ns, dtype=float)), np.log10(np.asarray(seconds, dtype=float))", "loglog_mixed_bases"),
+    Variant(
+        "loglog_axes_swapped",
+        STEP,
+        "timing",
+        "np.polyfit(log_n, log_t, 1)",
+        "np.polyfit(log_t, log_n, 1)",
+        "loglog_axes_swapped",
+    ),
+    Variant(
+        "loglog_endpoints_only",
+        STEP,
+        "timing",
+        "slope, _ = np.polyfit(log_n, log_t, 1)",
+        "slope = (log_t[-1] - log_t[0]) / (log_n[-1] - log_n[0])",
+        "loglog_endpoints_only",
+    ),
+    Variant(
+        "loglog_not_logarithmic",
+        STEP,
+        "timing",
+        LOGS,
+        "np.asarray(ns, dtype=float), np.asarray(seconds, dtype=float)",
+        "loglog_not_logarithmic",
+    ),
+    Variant(
+        "loglog_mixed_bases",
+        STEP,
+        "timing",
+        LOGS,
+        "np.log(np.asarray(ns, dtype=float)), np.log10(np.asarray(seconds, dtype=float))",
+        "loglog_mixed_bases",
+    ),
 )
-CACHE_UNUSED = Variant("cache_unused", STEP, "timing", "            if use_cache:\n", "            if False:  # the cache is never used\n", "cache_unused")
+CACHE_UNUSED = Variant(
+    "cache_unused",
+    STEP,
+    "timing",
+    "            if use_cache:\n",
+    "            if False:  # the cache is never used\n",
+    "cache_unused",
+)
 
 
 def measure_into(folder: Path) -> Path:
@@ -90,10 +126,24 @@ def test_stubs_score_zero_and_are_told_the_command(stubs_report: GradeReport) ->
 def test_timing_command_on_the_stubs_writes_no_report(tmp_path: Path) -> None:
     folder = tmp_path / "stubs"
     shutil.copytree(kit.STUBS, folder)
-    done = subprocess.run([sys.executable, "-m", "autograder", "timing", str(folder), "--quick", "--no-progress"], capture_output=True, text=True, timeout=300, cwd=kit.ROOT)
+    done = subprocess.run(
+        [sys.executable, "-m", "autograder", "timing", str(folder), "--quick", "--no-progress"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=kit.ROOT,
+    )
     assert done.returncode == 1 and "NotImplementedError" in done.stderr and "no report written" in done.stderr
     assert not (folder / report.PATH).exists()
-    assert subprocess.run([sys.executable, "-m", "autograder", "timing", str(tmp_path / "nowhere")], capture_output=True, timeout=60, cwd=kit.ROOT).returncode == 2
+    assert (
+        subprocess.run(
+            [sys.executable, "-m", "autograder", "timing", str(tmp_path / "nowhere")],
+            capture_output=True,
+            timeout=60,
+            cwd=kit.ROOT,
+        ).returncode
+        == 2
+    )
 
 
 def _scale_times(data: dict, factor: float) -> None:
@@ -110,7 +160,13 @@ def _ideal_numbers(data: dict) -> None:
     ns = data["attention"]["ns"]
     for series in data["attention"]["series"].values():
         ideal = [1e-9 * n * n for n in ns]
-        series.update(seconds=[[t] * len(row) for t, row in zip(ideal, series["seconds"])], median=ideal, min=ideal, max=ideal, slope=2.0)
+        series.update(
+            seconds=[[t] * len(row) for t, row in zip(ideal, series["seconds"])],
+            median=ideal,
+            min=ideal,
+            max=ideal,
+            slope=2.0,
+        )
 
 
 def _shift_slope(data: dict) -> None:
@@ -159,7 +215,9 @@ def test_hostile_report_scores_zero_without_breaking_the_grader(measured: Path, 
     (folder / report.PATH).write_text(json.dumps(data), encoding="utf-8")  # json.dumps writes NaN
     result = grade(folder)
     assert result.earned == 0 and not any(c.internal_error for c in result.checks)
-    assert all("cannot be graded" in c.message and "attnlab timing" in c.message for c in result.checks), [c.message for c in result.checks]
+    assert all("cannot be graded" in c.message and "attnlab timing" in c.message for c in result.checks), [
+        c.message for c in result.checks
+    ]
 
 
 @pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: v.name)
@@ -186,27 +244,52 @@ def _synthetic_cuda_report(data: dict) -> None:
     sweep, rng = CUDA_QUICK, np.random.default_rng(0)
     ns = np.array(sweep.ns, dtype=float)
     in_fit = (ns >= sweep.fit[0]) & (ns <= sweep.fit[1])
-    attention = {"d": sweep.d, "repeats": sweep.repeats, "rounds": sweep.rounds, "ns": list(sweep.ns), "fit": {"n_min": sweep.fit[0], "n_max": sweep.fit[1]}, "series": {}}
-    for name, (kind, causal), cost in (("naive", ("naive", False), 4e-12), ("sdpa", ("sdpa", False), 5e-13), ("causal_naive", ("naive", True), 5e-12)):
+    attention = {
+        "d": sweep.d,
+        "repeats": sweep.repeats,
+        "rounds": sweep.rounds,
+        "ns": list(sweep.ns),
+        "fit": {"n_min": sweep.fit[0], "n_max": sweep.fit[1]},
+        "series": {},
+    }
+    for name, (kind, causal), cost in (
+        ("naive", ("naive", False), 4e-12),
+        ("sdpa", ("sdpa", False), 5e-13),
+        ("causal_naive", ("naive", True), 5e-12),
+    ):
         seconds = [list(np.round((3e-5 + cost * n * n) * rng.uniform(0.97, 1.05, sweep.repeats), 12)) for n in ns]
         medians = np.array([np.median(row) for row in seconds])
         attention["series"][name] = {
-            "kind": kind, "causal": causal, "seconds": seconds, "median": list(medians), "min": [min(r) for r in seconds], "max": [max(r) for r in seconds],
+            "kind": kind,
+            "causal": causal,
+            "seconds": seconds,
+            "median": list(medians),
+            "min": [min(r) for r in seconds],
+            "max": [max(r) for r in seconds],
             "slope": analysis.fit_slope(ns[in_fit], medians[in_fit]),
-        }  # fmt: skip
+        }
     data["attention"] = attention
     data["environment"].update(device="cuda", device_name="a made-up GPU", torch="2.13.0+cu128")
     for run in ("without_cache", "with_cache"):  # launch-bound: both runs about flat
         seconds = list(np.round(1e-3 * rng.uniform(0.95, 1.1, data["decoding"]["n_tokens"]), 9))
         data["decoding"][run]["seconds"] = seconds
-        data["decoding"][run]["slope"] = analysis.fit_slope(*analysis.blocks(np.arange(1, 513), np.array(seconds), (33, 512), 16))
-    last, total = analysis.speedups(np.array(data["decoding"]["without_cache"]["seconds"]), np.array(data["decoding"]["with_cache"]["seconds"]), 16)
+        data["decoding"][run]["slope"] = analysis.fit_slope(
+            *analysis.blocks(np.arange(1, 513), np.array(seconds), (33, 512), 16)
+        )
+    last, total = analysis.speedups(
+        np.array(data["decoding"]["without_cache"]["seconds"]), np.array(data["decoding"]["with_cache"]["seconds"]), 16
+    )
     data["decoding"].update(speedup_last=last, speedup_total=total)
     data["memory"] = {
-        "method": "torch.cuda.max_memory_allocated / max_memory_reserved", "ns": list(sweep.memory_ns), "score_bytes": [4 * n * n for n in sweep.memory_ns],
-        "naive": {"allocated": [12 * n * n for n in sweep.memory_ns], "reserved": [16 * n * n for n in sweep.memory_ns]},
+        "method": "torch.cuda.max_memory_allocated / max_memory_reserved",
+        "ns": list(sweep.memory_ns),
+        "score_bytes": [4 * n * n for n in sweep.memory_ns],
+        "naive": {
+            "allocated": [12 * n * n for n in sweep.memory_ns],
+            "reserved": [16 * n * n for n in sweep.memory_ns],
+        },
         "sdpa": {"allocated": [4096 * n for n in sweep.memory_ns], "reserved": [8192 * n for n in sweep.memory_ns]},
-    }  # fmt: skip
+    }
     data["sweep"], data["notes"] = "quick", [GPU_NOT_CALIBRATED]
 
 
@@ -232,7 +315,9 @@ BAD_RETURNS = {"nan": "float('nan')", "huge_integer": "10**400", "string": "'fas
 
 @pytest.mark.parametrize("name", list(BAD_RETURNS))
 def test_bad_remeasured_values_fail_the_check_cleanly(name: str, tmp_path: Path) -> None:
-    variant = Variant(f"returns_{name}", STEP, "timing", MEDIAN_RETURN, f"return seconds if return_times else {BAD_RETURNS[name]}", "")
+    variant = Variant(
+        f"returns_{name}", STEP, "timing", MEDIAN_RETURN, f"return seconds if return_times else {BAD_RETURNS[name]}", ""
+    )
     result = grade(variant.build(tmp_path))
     assert failed_names(result) == {"test_remeasurement"}, [c.message for c in result.failed]
     assert not any(c.internal_error for c in result.checks), [c.message for c in result.checks]
@@ -240,14 +325,19 @@ def test_bad_remeasured_values_fail_the_check_cleanly(name: str, tmp_path: Path)
 
 @pytest.mark.slow
 def test_gpu_check_script_runs_its_cpu_path() -> None:
-    """bench/gpu_timing.sh is the one-command GPU check; its CPU path (the same commands) measures, grades and prints both.
+    """bench/gpu_timing.sh is the one-command GPU check; its CPU path (the same commands) measures, grades and prints
+    both.
 
     Whether a fresh measurement grades full is test_quick_sweep_of_the_reference_grades_full's job.
     """
     done = subprocess.run(
         ["bash", str(kit.ROOT / "bench" / "gpu_timing.sh"), "cpu", "--quick"],
-        capture_output=True, text=True, timeout=600, cwd=kit.ROOT, env={**os.environ, "PYTHON": sys.executable},
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=kit.ROOT,
+        env={**os.environ, "PYTHON": sys.executable},
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     assert "CUDA available" in done.stdout and "measured in" in done.stdout
     assert re.search(rf"^{TITLE}\s+[\d.]+\s+12\s+\d+/\d+ passed", done.stdout, re.MULTILINE), done.stdout[-2000:]

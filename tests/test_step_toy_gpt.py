@@ -1,4 +1,5 @@
-"""The graders of step 12 (toy_gpt): full marks, zero, each known mistake diagnosed, valid alternatives accepted, the kit's weights."""
+"""The graders of step 12 (toy_gpt): full marks, zero, each known mistake diagnosed, valid alternatives accepted,
+the kit's weights."""
 
 from __future__ import annotations
 
@@ -20,39 +21,82 @@ from tests import kit
 from tests.kit import Variant
 
 STEP = "toy_gpt"
-FORWARD_BLOCK = """        x = x + causal_self_attention(layer_norm(x, block["ln1_g"], block["ln1_b"]), block, weights["n_heads"])
-        x = x + mlp(layer_norm(x, block["ln2_g"], block["ln2_b"]), block)
-"""
-EMBED = "    x = wte[tokens] + wpe[: len(tokens)]  # (n, d): token plus position\n    for block in weights[\"blocks\"]:\n"
+FORWARD_BLOCK = (
+    '        x = x + causal_self_attention(layer_norm(x, block["ln1_g"], block["ln1_b"]), block, weights["n_heads"])\n'
+    '        x = x + mlp(layer_norm(x, block["ln2_g"], block["ln2_b"]), block)\n'
+)
+EMBED = '    x = wte[tokens] + wpe[: len(tokens)]  # (n, d): token plus position\n    for block in weights["blocks"]:\n'
 GELU = "return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x**3)))"
 LN = "return g * (x - mean) / torch.sqrt(var + eps) + b"
 SCALE = "/ math.sqrt(d // n_heads)  # (..., n_heads, n, n)"
 
 VARIANTS = (
     Variant(
-        "gpt_positions_after_first_block", STEP, STEP, EMBED + FORWARD_BLOCK,
-        "    x = wte[tokens]\n    for index, block in enumerate(weights[\"blocks\"]):\n" + FORWARD_BLOCK + "        if index == 0:\n            x = x + wpe[: len(tokens)]\n",
+        "gpt_positions_after_first_block",
+        STEP,
+        STEP,
+        EMBED + FORWARD_BLOCK,
+        '    x = wte[tokens]\n    for index, block in enumerate(weights["blocks"]):\n'
+        + FORWARD_BLOCK
+        + "        if index == 0:\n            x = x + wpe[: len(tokens)]\n",
         "gpt_positions_after_first_block",
     ),
-    # the position table and the token table differ by one letter: wpe.T in place of wte.T is the untied projection a student writes
-    Variant("gpt_output_untied", STEP, STEP, 'weights["lnf_b"]) @ wte.T  # (n, V)', 'weights["lnf_b"]) @ wpe.T  # (n, V)', "gpt_output_untied"),
+    # the position table and the token table differ by one letter: wpe.T in place of wte.T is the untied projection a
+    # student writes
     Variant(
-        "gpt_post_norm", STEP, STEP, FORWARD_BLOCK,
-        '        x = layer_norm(x + causal_self_attention(x, block, weights["n_heads"]), block["ln1_g"], block["ln1_b"])\n'
+        "gpt_output_untied",
+        STEP,
+        STEP,
+        'weights["lnf_b"]) @ wte.T  # (n, V)',
+        'weights["lnf_b"]) @ wpe.T  # (n, V)',
+        "gpt_output_untied",
+    ),
+    Variant(
+        "gpt_post_norm",
+        STEP,
+        STEP,
+        FORWARD_BLOCK,
+        '        x = layer_norm(x + causal_self_attention(x, block, weights["n_heads"]), '
+        'block["ln1_g"], block["ln1_b"])\n'
         '        x = layer_norm(x + mlp(x, block), block["ln2_g"], block["ln2_b"])\n',
         "gpt_post_norm",
     ),
     Variant("gpt_no_causal_mask", STEP, STEP, "device=x.device).tril()", "device=x.device)", "gpt_no_causal_mask"),
-    Variant("gelu_exact_erf", STEP, STEP, GELU, "return 0.5 * x * (1.0 + torch.erf(x / math.sqrt(2.0)))", "gelu_exact_erf"),
-    Variant("layernorm_gain_bias_ignored", STEP, STEP, LN, "return (x - mean) / torch.sqrt(var + eps)", "layernorm_gain_bias_ignored"),
+    Variant(
+        "gelu_exact_erf", STEP, STEP, GELU, "return 0.5 * x * (1.0 + torch.erf(x / math.sqrt(2.0)))", "gelu_exact_erf"
+    ),
+    Variant(
+        "layernorm_gain_bias_ignored",
+        STEP,
+        STEP,
+        LN,
+        "return (x - mean) / torch.sqrt(var + eps)",
+        "layernorm_gain_bias_ignored",
+    ),
     Variant("toy_layernorm_sample_variance", STEP, STEP, "correction=0", "correction=1", "layernorm_sample_variance"),
     Variant("toy_layernorm_no_eps", STEP, STEP, LN, "return g * (x - mean) / torch.sqrt(var) + b", "layernorm_no_eps"),
     Variant("toy_missing_scale", STEP, STEP, SCALE, "", "missing_scale"),
     Variant("attention_scaled_by_width", STEP, STEP, SCALE, "/ math.sqrt(d)", "attention_scaled_by_width"),
-    Variant("toy_missing_wo", STEP, STEP, 'return out @ block["W_O"]  # (..., n, d)', "return out", "multi_head_missing_wo"),
-    Variant("gpt_step_no_position", STEP, STEP, 'x = wte[token] + weights["wpe"][position]  # (d,)', "x = wte[token]  # (d,)", "gpt_step_no_position"),
-    Variant("generate_cache_unused", STEP, STEP, "        if use_cache:\n            logits = gpt_step(", "        if False:\n            logits = gpt_step(", "generate_cache_unused"),
-)  # fmt: skip
+    Variant(
+        "toy_missing_wo", STEP, STEP, 'return out @ block["W_O"]  # (..., n, d)', "return out", "multi_head_missing_wo"
+    ),
+    Variant(
+        "gpt_step_no_position",
+        STEP,
+        STEP,
+        'x = wte[token] + weights["wpe"][position]  # (d,)',
+        "x = wte[token]  # (d,)",
+        "gpt_step_no_position",
+    ),
+    Variant(
+        "generate_cache_unused",
+        STEP,
+        STEP,
+        "        if use_cache:\n            logits = gpt_step(",
+        "        if False:\n            logits = gpt_step(",
+        "generate_cache_unused",
+    ),
+)
 
 ATTENTION_BODY = """    scores = q @ k.transpose(-1, -2) / math.sqrt(d // n_heads)  # (..., n_heads, n, n)
     allowed = torch.ones(n, n, dtype=torch.bool, device=x.device).tril()  # (n, n): True = may attend
@@ -60,13 +104,28 @@ ATTENTION_BODY = """    scores = q @ k.transpose(-1, -2) / math.sqrt(d // n_head
     out = (weights @ v).transpose(-2, -3).flatten(-2)"""
 ALTERNATIVES = (
     Variant("torch_gelu_tanh", STEP, STEP, GELU, 'return torch.nn.functional.gelu(x, approximate="tanh")', ""),
-    Variant("torch_layer_norm", STEP, STEP, LN, "return torch.nn.functional.layer_norm(x, x.shape[-1:], g, b, eps)", ""),
-    Variant("sdpa_attention", STEP, STEP, ATTENTION_BODY, "    out = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(-2, -3).flatten(-2)", ""),
     Variant(
-        "float32_model", STEP, STEP, '    wte, wpe = weights["wte"], weights["wpe"]\n',
-        '    weights = as_tensors(weights, dtype=torch.float32)  # compute in float32 whatever comes in\n    wte, wpe = weights["wte"], weights["wpe"]\n', "",
+        "torch_layer_norm", STEP, STEP, LN, "return torch.nn.functional.layer_norm(x, x.shape[-1:], g, b, eps)", ""
     ),
-)  # fmt: skip
+    Variant(
+        "sdpa_attention",
+        STEP,
+        STEP,
+        ATTENTION_BODY,
+        "    out = torch.nn.functional.scaled_dot_product_attention(q, k, v, "
+        "is_causal=True).transpose(-2, -3).flatten(-2)",
+        "",
+    ),
+    Variant(
+        "float32_model",
+        STEP,
+        STEP,
+        '    wte, wpe = weights["wte"], weights["wpe"]\n',
+        "    weights = as_tensors(weights, dtype=torch.float32)  # compute in float32 whatever "
+        'comes in\n    wte, wpe = weights["wte"], weights["wpe"]\n',
+        "",
+    ),
+)
 
 
 test_known_mistake_is_diagnosed, test_valid_alternative_scores_full_marks = kit.variant_tests(VARIANTS, ALTERNATIVES)
@@ -83,7 +142,10 @@ def test_every_mistake_has_a_variant() -> None:
 def test_weights_file_is_the_seeded_random_weights() -> None:
     """toy_gpt_weights.npz is random_weights(**KIT_SIZE, seed=KIT_SEED), shipped as is, and in the snapshot."""
     ref = _ref()
-    stored, drawn = case.flat(ref.toy_gpt.load_weights()), case.flat(ref.toy_gpt.random_weights(**case.KIT_SIZE, seed=case.KIT_SEED))
+    stored, drawn = (
+        case.flat(ref.toy_gpt.load_weights()),
+        case.flat(ref.toy_gpt.random_weights(**case.KIT_SIZE, seed=case.KIT_SEED)),
+    )
     assert sorted(stored) == sorted(drawn) == sorted(case.WEIGHT_KEYS)
     for key in stored:
         np.testing.assert_array_equal(stored[key], drawn[key], err_msg=key)
@@ -109,19 +171,29 @@ def test_numpy_model_is_the_reference() -> None:
     for weights, tokens in ((case.kit_weights(), case.TOKENS), (other, [4, 19, 0, 7, 7, 2, 11, 3, 1])):
         expected = ref.toy_gpt.gpt_forward(ref.toy_gpt.as_tensors(weights), tokens).numpy()
         np.testing.assert_allclose(gpt_mistakes.forward(weights, tokens), expected, rtol=0, atol=1e-12)
-    np.testing.assert_allclose(cases.expected("toy_gpt_forward"), gpt_mistakes.forward(case.kit_weights(), case.TOKENS), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(
+        cases.expected("toy_gpt_forward"), gpt_mistakes.forward(case.kit_weights(), case.TOKENS), rtol=0, atol=1e-12
+    )
 
 
 def _excess(value: np.ndarray, right: np.ndarray) -> float:
     """How many times over the logits' tolerance ``value`` is from ``right`` at its worst entry."""
-    return float(np.max(np.abs(value - right) / (gpt_checks.LOGITS["atol"] + gpt_checks.LOGITS["rtol"] * np.abs(right))))
+    return float(
+        np.max(np.abs(value - right) / (gpt_checks.LOGITS["atol"] + gpt_checks.LOGITS["rtol"] * np.abs(right)))
+    )
 
 
 def test_tolerance_takes_float32_and_rejects_every_mistake() -> None:
     """A float32 run of the reference stays far inside the logits' tolerance; every known mistake lands far outside."""
     ref = _ref()
     right = cases.expected("toy_gpt_forward")
-    float32 = ref.toy_gpt.gpt_forward(ref.toy_gpt.as_tensors(case.kit_weights(), dtype=ref.toy_gpt.torch.float32), case.TOKENS).double().numpy()
+    float32 = (
+        ref.toy_gpt.gpt_forward(
+            ref.toy_gpt.as_tensors(case.kit_weights(), dtype=ref.toy_gpt.torch.float32), case.TOKENS
+        )
+        .double()
+        .numpy()
+    )
     assert _excess(float32, right) < 0.2
     for mistake, wrong in {**cases.wrong("toy_gpt_forward"), **cases.wrong("toy_gpt_cached")}.items():
         if wrong.shape == right.shape:
@@ -180,7 +252,9 @@ def test_generate_probe_counts_model_calls(tmp_path: Path) -> None:
     (tmp_path / "toy_gpt.py").write_text(textwrap.dedent(COUNTED), encoding="utf-8")
     with Sandbox(tmp_path) as sandbox:
         runs = sandbox.probe("toy_gpt_generate", "toy_gpt", gpt_checks.send(case.kit_weights()), case.PROMPT, 3)
-        steps, lengths = sandbox.probe("toy_gpt_cached_steps", "toy_gpt", gpt_checks.send(case.kit_weights()), [1, 2, 3])
+        steps, lengths = sandbox.probe(
+            "toy_gpt_cached_steps", "toy_gpt", gpt_checks.send(case.kit_weights()), [1, 2, 3]
+        )
     assert runs["cache"][1:] == (0, 1) and runs["no_cache"][1:] == (0, 1)
     assert lengths == [[3, 3], [3, 3]] and len(steps) == 3
     np.testing.assert_allclose(np.stack(steps), gpt_mistakes.forward(case.kit_weights(), [1, 2, 3]), rtol=0, atol=1e-12)
@@ -192,7 +266,9 @@ def test_reference_full_marks_and_stubs_zero() -> None:
     result = kit.grade(kit.STUBS, steps=(STEP,)).step(STEP)
     assert result.earned == 0 and len(result.failed) == len(result.checks) == 12
     for check in result.checks:
-        assert check.message.startswith(tasks.step(STEP).title + ":") and "NotImplementedError" in check.message, check.message
+        assert check.message.startswith(tasks.step(STEP).title + ":") and "NotImplementedError" in check.message, (
+            check.message
+        )
         assert not check.internal_error, check.message
 
 

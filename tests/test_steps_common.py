@@ -18,7 +18,9 @@ FUNCTION_STEPS = [step.id for step in tasks.STEPS if step.id != "timing"]
 @pytest.mark.parametrize("step", FUNCTION_STEPS)
 def test_reference_scores_full_marks(step: str, reference_report: GradeReport) -> None:
     result = reference_report.step(step)
-    assert result.earned == pytest.approx(result.possible) and result.possible == pytest.approx(tasks.step(step).points), [c.message for c in result.failed]
+    assert result.earned == pytest.approx(result.possible) and result.possible == pytest.approx(
+        tasks.step(step).points
+    ), [c.message for c in result.failed]
 
 
 @pytest.mark.parametrize("step", [step.id for step in tasks.STEPS])

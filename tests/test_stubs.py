@@ -27,7 +27,9 @@ def test_no_solution_line_survives(module: str) -> None:
     stub_lines = {line.strip() for line in (kit.STUBS / f"{module}.py").read_text(encoding="utf-8").splitlines()}
     leaked = [line for line in stubs.solution_lines(solution) if line in stub_lines]
     assert leaked == [], f"solution lines in the stub of {module}: {leaked}"
-    assert stubs.find_regions(solution) or stubs.find_answers(solution), f"{module}.py has no solution region and no answer line"
+    assert stubs.find_regions(solution) or stubs.find_answers(solution), (
+        f"{module}.py has no solution region and no answer line"
+    )
 
 
 @pytest.mark.parametrize("module", tasks.MODULES)
@@ -58,31 +60,39 @@ def _module_names(path: Path) -> set[str]:
 
 
 def test_answer_lines_become_none_in_the_stub() -> None:
-    text = 'ANSWERS = {\n    "shape": (4, 7, 5),  # ANSWER\n    \'row\': [1.0, 0.0],# ANSWER\n}\n'
+    text = "ANSWERS = {\n    \"shape\": (4, 7, 5),  # ANSWER\n    'row': [1.0, 0.0],# ANSWER\n}\n"
     stub = stubs.make_stub(text, "softmax")
-    assert stub == 'ANSWERS = {\n    "shape": None,  # your prediction\n    \'row\': None,  # your prediction\n}\n'
+    assert stub == "ANSWERS = {\n    \"shape\": None,  # your prediction\n    'row': None,  # your prediction\n}\n"
     assert set(stubs.solution_lines(text)) == {'"shape": (4, 7, 5),  # ANSWER', "'row': [1.0, 0.0],# ANSWER"}
-    with pytest.raises(stubs.MarkerError, match="bad.py:1: an # ANSWER line"):
+    with pytest.raises(stubs.MarkerError, match=r"bad\.py:1: an # ANSWER line"):
         stubs.make_stub("x = 3  # ANSWER\n", "softmax", "bad.py")
 
 
 def test_data_files_ship_unchanged(tmp_path: Path) -> None:
     solutions, assignments = tmp_path / "solutions", tmp_path / "assignments"
     solutions.mkdir()
-    (solutions / "softmax.py").write_text("def f() -> int:\n    \"\"\"Doc.\"\"\"\n    # BEGIN SOLUTION\n    return 1\n    # END SOLUTION\n", encoding="utf-8")
+    (solutions / "softmax.py").write_text(
+        'def f() -> int:\n    """Doc."""\n    # BEGIN SOLUTION\n    return 1\n    # END SOLUTION\n', encoding="utf-8"
+    )
     (solutions / "weights.npz").write_bytes(b"PK\x03\x04 weights")
     assert sorted(p.name for p in stubs.write(solutions, assignments)) == ["softmax.py", "weights.npz"]
-    assert (assignments / "weights.npz").read_bytes() == b"PK\x03\x04 weights" and stubs.drift(solutions, assignments) == []
+    assert (assignments / "weights.npz").read_bytes() == b"PK\x03\x04 weights" and stubs.drift(
+        solutions, assignments
+    ) == []
     (assignments / "weights.npz").write_bytes(b"changed")
     assert stubs.drift(solutions, assignments) == [assignments / "weights.npz"]
 
 
 def test_stub_raises_task_labelled_error() -> None:
-    text = "def f(x: int) -> int:\n    \"\"\"Doc.\"\"\"\n    # BEGIN SOLUTION\n    return x + 1\n    # END SOLUTION\n"
+    text = 'def f(x: int) -> int:\n    """Doc."""\n    # BEGIN SOLUTION\n    return x + 1\n    # END SOLUTION\n'
     stub = stubs.make_stub(text, "softmax")
     assert "return x + 1" not in stub
-    assert "raise NotImplementedError(\"Lab 7 step 'softmax', task f:" in stub
+    assert "raise NotImplementedError(\n        \"Lab 7 step 'softmax', task f:" in stub
     assert "handouts/lab07_attention.md#softmax" in stub
+    with pytest.raises(NotImplementedError, match=r"task f: not implemented yet \(handout: handouts/lab07_attention"):
+        namespace: dict = {}
+        exec(stub, namespace)
+        namespace["f"](1)
 
 
 @pytest.mark.parametrize(
@@ -106,7 +116,9 @@ def _documented_args(doc: str) -> list[str]:
     for line in doc.splitlines():
         if line.strip() in ("Args:", "Arguments:", "Parameters:"):
             inside = True
-        elif inside and line.strip().endswith(":") and not line.startswith(" ") or inside and line.strip() in ("Returns:", "Raises:", "Example:", "Examples:", "Yields:"):
+        elif (inside and line.strip().endswith(":") and not line.startswith(" ")) or (
+            inside and line.strip() in ("Returns:", "Raises:", "Example:", "Examples:", "Yields:")
+        ):
             inside = False
         elif inside and line.startswith("    ") and not line.startswith("     ") and ":" in line:
             names.append(line.strip().split(":")[0].split(" ")[0])
@@ -120,11 +132,17 @@ def test_docstrings_name_exactly_the_parameters(module: str) -> None:
     for node in top_level:
         if not isinstance(node, ast.FunctionDef) or node.name.startswith("_"):
             continue
-        parameters = [a.arg for a in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs) if a.arg not in ("self", "cls")]
+        parameters = [
+            a.arg
+            for a in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs)
+            if a.arg not in ("self", "cls")
+        ]
         doc = ast.get_docstring(node) or ""
         assert doc, f"{module}.{node.name} has no docstring"
         if parameters and ("Args:" in doc or node.name in tasks.step(module).functions):
-            assert _documented_args(doc) == parameters, f"{module}.{node.name}: docstring lists {_documented_args(doc)}, signature has {parameters}"
+            assert _documented_args(doc) == parameters, (
+                f"{module}.{node.name}: docstring lists {_documented_args(doc)}, signature has {parameters}"
+            )
         for argument in (*node.args.args, *node.args.kwonlyargs):
             if argument.arg not in ("self", "cls"):
                 assert argument.annotation is not None, f"{module}.{node.name}: parameter {argument.arg} has no type"

@@ -5,8 +5,9 @@ from __future__ import annotations
 import copy
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pytest
@@ -114,7 +115,7 @@ def test_hostile_files_are_report_errors(tmp_path: Path) -> None:
     with pytest.raises(report.ReportError) as missing:
         report.read(tmp_path / report.PATH)
     assert missing.value.missing
-    with pytest.raises(report.ReportError, match="larger|bytes"):
+    with pytest.raises(report.ReportError, match=r"larger|bytes"):
         report.read(write(tmp_path, b" " * (report.MAX_BYTES + 10)))
     with pytest.raises(report.ReportError, match="UTF-8"):
         report.read(write(tmp_path, b'{"a": "\xff\xfe"}'))
@@ -138,11 +139,22 @@ def test_review_flags_catch_made_up_numbers(raw: dict[str, Any]) -> None:
     ns = data["attention"]["ns"]
     for series in data["attention"]["series"].values():
         ideal = [1e-9 * n * n for n in ns]
-        series.update(seconds=[[t] * len(row) for t, row in zip(ideal, series["seconds"])], median=ideal, min=ideal, max=ideal, slope=2.0)
+        series.update(
+            seconds=[[t] * len(row) for t, row in zip(ideal, series["seconds"])],
+            median=ideal,
+            min=ideal,
+            max=ideal,
+            slope=2.0,
+        )
     data["decoding"]["with_cache"]["seconds"] = [2e-4] * data["decoding"]["n_tokens"]
     flags = analysis.review_flags(report.parse(data))
     text = " | ".join(flags)
-    assert "exactly the same time" in text and "never changes" in text and "does not grow" in text and "repeat exactly" in text
+    assert (
+        "exactly the same time" in text
+        and "never changes" in text
+        and "does not grow" in text
+        and "repeat exactly" in text
+    )
 
 
 def test_one_cleanly_scaling_series_is_not_flagged(raw: dict[str, Any]) -> None:
@@ -179,5 +191,5 @@ def test_only_known_device_classes(raw: dict[str, Any]) -> None:
     for device in ("tpu", "CPU", "cuda:x", "cpu "):
         data = copy.deepcopy(raw)
         data["environment"]["device"] = device
-        with pytest.raises(report.ReportError, match="environment.device"):
+        with pytest.raises(report.ReportError, match=r"environment\.device"):
             report.parse(data)

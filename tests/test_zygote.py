@@ -13,7 +13,7 @@ import pytest
 from autograder.sandbox import client, zygote
 from autograder.sandbox.client import Sandbox, StudentCallError
 
-PROBE = '''
+PROBE = """
 import os, sys
 import numpy
 
@@ -38,7 +38,7 @@ def segfault():
 
 def hard_exit():
     os._exit(7)
-'''
+"""
 
 
 @pytest.fixture()
@@ -97,13 +97,14 @@ def test_without_the_fork_server_children_start_directly(folder: Path, monkeypat
 
 
 def test_the_grader_preloads_torch_only_for_torch_steps(monkeypatch: pytest.MonkeyPatch) -> None:
-    """engine._preload_torch overlaps the reference's torch import with the first steps; numpy steps never pay for it."""
+    """engine._preload_torch overlaps the reference's torch import with the first steps; numpy steps never pay for
+    it."""
     from autograder import engine, tasks
 
     started: list[str] = []
 
     class Recorder:
-        def __init__(self, target, args, name, daemon) -> None:  # noqa: ANN001  threading.Thread's keywords
+        def __init__(self, target, args, name, daemon) -> None:
             started.append(args[0])
 
         def start(self) -> None:

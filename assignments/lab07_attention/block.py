@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import numpy as np
 from numpy.typing import ArrayLike
-
 from scaling import attention, project
 
 Head = tuple[ArrayLike, ArrayLike, ArrayLike]
@@ -36,7 +35,9 @@ def multi_head(X: ArrayLike, heads: list[Head], W_O: ArrayLike) -> np.ndarray:
         With the chapter's two heads and ``W_O = I`` the kedi row of the
         concatenation is about ``[0.7444, 0.3433, 0.8310, 0.1014]``.
     """
-    raise NotImplementedError("Lab 7 step 'block', task multi_head: not implemented yet (handout: handouts/lab07_attention.md#block)")
+    raise NotImplementedError(
+        "Lab 7 step 'block', task multi_head: not implemented yet (handout: handouts/lab07_attention.md#block)"
+    )
 
 
 def layer_norm(x: ArrayLike, eps: float = 1e-5) -> np.ndarray:
@@ -50,7 +51,9 @@ def layer_norm(x: ArrayLike, eps: float = 1e-5) -> np.ndarray:
         ``(x - mean) / sqrt(var + eps)`` row by row, with the population
         variance (divide by ``d``, not ``d - 1``); same shape as ``x``.
     """
-    raise NotImplementedError("Lab 7 step 'block', task layer_norm: not implemented yet (handout: handouts/lab07_attention.md#block)")
+    raise NotImplementedError(
+        "Lab 7 step 'block', task layer_norm: not implemented yet (handout: handouts/lab07_attention.md#block)"
+    )
 
 
 def rms_norm(x: ArrayLike, eps: float = 1e-5) -> np.ndarray:
@@ -63,7 +66,9 @@ def rms_norm(x: ArrayLike, eps: float = 1e-5) -> np.ndarray:
     Returns:
         ``x / sqrt(mean(x**2) + eps)`` row by row; same shape as ``x``.
     """
-    raise NotImplementedError("Lab 7 step 'block', task rms_norm: not implemented yet (handout: handouts/lab07_attention.md#block)")
+    raise NotImplementedError(
+        "Lab 7 step 'block', task rms_norm: not implemented yet (handout: handouts/lab07_attention.md#block)"
+    )
 
 
 def feed_forward(x: ArrayLike, W1: ArrayLike, b1: ArrayLike, W2: ArrayLike, b2: ArrayLike) -> np.ndarray:
@@ -79,10 +84,14 @@ def feed_forward(x: ArrayLike, W1: ArrayLike, b1: ArrayLike, W2: ArrayLike, b2: 
     Returns:
         ``[..., n, d_out]``.
     """
-    raise NotImplementedError("Lab 7 step 'block', task feed_forward: not implemented yet (handout: handouts/lab07_attention.md#block)")
+    raise NotImplementedError(
+        "Lab 7 step 'block', task feed_forward: not implemented yet (handout: handouts/lab07_attention.md#block)"
+    )
 
 
-def block(X: ArrayLike, heads: list[Head], W_O: ArrayLike, W1: ArrayLike, b1: ArrayLike, W2: ArrayLike, b2: ArrayLike) -> np.ndarray:
+def block(
+    X: ArrayLike, heads: list[Head], W_O: ArrayLike, W1: ArrayLike, b1: ArrayLike, W2: ArrayLike, b2: ArrayLike
+) -> np.ndarray:
     """The chapter's worked block: ``x = X + MultiHead(X)``, then ``x + FFN(LayerNorm(x))``.
 
     Args:
@@ -101,4 +110,6 @@ def block(X: ArrayLike, heads: list[Head], W_O: ArrayLike, W1: ArrayLike, b1: Ar
     Example:
         For the chapter's block the kedi row is about ``[2.2847, 0.4635, 1.1733, 0.5]``.
     """
-    raise NotImplementedError("Lab 7 step 'block', task block: not implemented yet (handout: handouts/lab07_attention.md#block)")
+    raise NotImplementedError(
+        "Lab 7 step 'block', task block: not implemented yet (handout: handouts/lab07_attention.md#block)"
+    )

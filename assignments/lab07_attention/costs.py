@@ -28,7 +28,9 @@ def attention_params(d_model: int, d_kv: int | None = None) -> int:
         ``2 d^2 + 2 d d_kv``: W_Q and W_O are ``d x d``, W_K and W_V ``d x d_kv``;
         ``4 d^2`` by default.
     """
-    raise NotImplementedError("Lab 7 step 'costs', task attention_params: not implemented yet (handout: handouts/lab07_attention.md#costs)")
+    raise NotImplementedError(
+        "Lab 7 step 'costs', task attention_params: not implemented yet (handout: handouts/lab07_attention.md#costs)"
+    )
 
 
 def ffn_params(d_model: int, d_ff: int | None = None, gated: bool = False) -> int:
@@ -43,7 +45,9 @@ def ffn_params(d_model: int, d_ff: int | None = None, gated: bool = False) -> in
     Returns:
         ``2 d d_ff`` (``8 d^2`` by default), or ``3 d d_ff`` when gated.
     """
-    raise NotImplementedError("Lab 7 step 'costs', task ffn_params: not implemented yet (handout: handouts/lab07_attention.md#costs)")
+    raise NotImplementedError(
+        "Lab 7 step 'costs', task ffn_params: not implemented yet (handout: handouts/lab07_attention.md#costs)"
+    )
 
 
 def gated_ffn_width(d_model: int, multiple: int = 256) -> int:
@@ -58,7 +62,9 @@ def gated_ffn_width(d_model: int, multiple: int = 256) -> int:
     Returns:
         The width, e.g. 11008 for ``d = 4096``.
     """
-    raise NotImplementedError("Lab 7 step 'costs', task gated_ffn_width: not implemented yet (handout: handouts/lab07_attention.md#costs)")
+    raise NotImplementedError(
+        "Lab 7 step 'costs', task gated_ffn_width: not implemented yet (handout: handouts/lab07_attention.md#costs)"
+    )
 
 
 def block_params(d_model: int, d_ff: int | None = None) -> int:
@@ -71,7 +77,9 @@ def block_params(d_model: int, d_ff: int | None = None) -> int:
     Returns:
         ``4 d^2 + 2 d d_ff``: ``12 d^2`` with the default width.
     """
-    raise NotImplementedError("Lab 7 step 'costs', task block_params: not implemented yet (handout: handouts/lab07_attention.md#costs)")
+    raise NotImplementedError(
+        "Lab 7 step 'costs', task block_params: not implemented yet (handout: handouts/lab07_attention.md#costs)"
+    )
 
 
 def qk_params(d_model: int, d_k: int, n_heads: int = 1, factored: bool = True) -> int:
@@ -89,7 +97,9 @@ def qk_params(d_model: int, d_k: int, n_heads: int = 1, factored: bool = True) -
     Returns:
         ``n_heads * 2 d d_k`` (factored) or ``n_heads * d^2``.
     """
-    raise NotImplementedError("Lab 7 step 'costs', task qk_params: not implemented yet (handout: handouts/lab07_attention.md#costs)")
+    raise NotImplementedError(
+        "Lab 7 step 'costs', task qk_params: not implemented yet (handout: handouts/lab07_attention.md#costs)"
+    )
 
 
 def gpt2_small_parts(exact: bool = False) -> dict[str, int]:
@@ -107,7 +117,9 @@ def gpt2_small_parts(exact: bool = False) -> dict[str, int]:
         (``4d + d`` per block) and ``"layer_norms"`` (gamma and beta of two
         norms per block, plus the final norm).
     """
-    raise NotImplementedError("Lab 7 step 'costs', task gpt2_small_parts: not implemented yet (handout: handouts/lab07_attention.md#costs)")
+    raise NotImplementedError(
+        "Lab 7 step 'costs', task gpt2_small_parts: not implemented yet (handout: handouts/lab07_attention.md#costs)"
+    )
 
 
 def gpt2_small_params(exact: bool = False) -> int:
@@ -120,7 +132,9 @@ def gpt2_small_params(exact: bool = False) -> int:
     Returns:
         The count.
     """
-    raise NotImplementedError("Lab 7 step 'costs', task gpt2_small_params: not implemented yet (handout: handouts/lab07_attention.md#costs)")
+    raise NotImplementedError(
+        "Lab 7 step 'costs', task gpt2_small_params: not implemented yet (handout: handouts/lab07_attention.md#costs)"
+    )
 
 
 def score_entries(n: int, n_heads: int = 1) -> int:
@@ -133,7 +147,9 @@ def score_entries(n: int, n_heads: int = 1) -> int:
     Returns:
         ``n_heads * n^2``.
     """
-    raise NotImplementedError("Lab 7 step 'costs', task score_entries: not implemented yet (handout: handouts/lab07_attention.md#costs)")
+    raise NotImplementedError(
+        "Lab 7 step 'costs', task score_entries: not implemented yet (handout: handouts/lab07_attention.md#costs)"
+    )
 
 
 def score_matrix_bytes(n: int, bytes_per_value: int = 2) -> int:
@@ -146,7 +162,9 @@ def score_matrix_bytes(n: int, bytes_per_value: int = 2) -> int:
     Returns:
         ``n^2 * bytes_per_value``.
     """
-    raise NotImplementedError("Lab 7 step 'costs', task score_matrix_bytes: not implemented yet (handout: handouts/lab07_attention.md#costs)")
+    raise NotImplementedError(
+        "Lab 7 step 'costs', task score_matrix_bytes: not implemented yet (handout: handouts/lab07_attention.md#costs)"
+    )
 
 
 def score_matrix_gib(n: int, bytes_per_value: int = 2) -> float:
@@ -159,7 +177,9 @@ def score_matrix_gib(n: int, bytes_per_value: int = 2) -> float:
     Returns:
         The size in GiB, e.g. 2.0 for ``n = 32768`` in fp16.
     """
-    raise NotImplementedError("Lab 7 step 'costs', task score_matrix_gib: not implemented yet (handout: handouts/lab07_attention.md#costs)")
+    raise NotImplementedError(
+        "Lab 7 step 'costs', task score_matrix_gib: not implemented yet (handout: handouts/lab07_attention.md#costs)"
+    )
 
 
 def weight_memory_gb(n_params: float, bytes_per_value: float = 2) -> float:
@@ -172,7 +192,9 @@ def weight_memory_gb(n_params: float, bytes_per_value: float = 2) -> float:
     Returns:
         The size in GB, e.g. 14.0 for 7e9 weights in fp16.
     """
-    raise NotImplementedError("Lab 7 step 'costs', task weight_memory_gb: not implemented yet (handout: handouts/lab07_attention.md#costs)")
+    raise NotImplementedError(
+        "Lab 7 step 'costs', task weight_memory_gb: not implemented yet (handout: handouts/lab07_attention.md#costs)"
+    )
 
 
 def block_flops(n: int, d_model: int) -> tuple[int, int]:
@@ -187,7 +209,9 @@ def block_flops(n: int, d_model: int) -> tuple[int, int]:
         (every weight does one multiply-add per token), and ``4 n^2 d`` for
         ``Q K^T`` and ``A V`` (``n^2 d`` multiply-adds each, over all heads).
     """
-    raise NotImplementedError("Lab 7 step 'costs', task block_flops: not implemented yet (handout: handouts/lab07_attention.md#costs)")
+    raise NotImplementedError(
+        "Lab 7 step 'costs', task block_flops: not implemented yet (handout: handouts/lab07_attention.md#costs)"
+    )
 
 
 def attention_flop_share(n: int, d_model: int) -> float:
@@ -200,7 +224,10 @@ def attention_flop_share(n: int, d_model: int) -> float:
     Returns:
         ``4 n^2 d / (24 n d^2 + 4 n^2 d) = n / (n + 6 d)``, a fraction in [0, 1].
     """
-    raise NotImplementedError("Lab 7 step 'costs', task attention_flop_share: not implemented yet (handout: handouts/lab07_attention.md#costs)")
+    raise NotImplementedError(
+        "Lab 7 step 'costs', task attention_flop_share: not implemented yet "
+        "(handout: handouts/lab07_attention.md#costs)"
+    )
 
 
 def crossover_length(d_model: int) -> int:
@@ -212,4 +239,6 @@ def crossover_length(d_model: int) -> int:
     Returns:
         ``n`` with ``24 n d^2 = 4 n^2 d``, that is ``6 d``.
     """
-    raise NotImplementedError("Lab 7 step 'costs', task crossover_length: not implemented yet (handout: handouts/lab07_attention.md#costs)")
+    raise NotImplementedError(
+        "Lab 7 step 'costs', task crossover_length: not implemented yet (handout: handouts/lab07_attention.md#costs)"
+    )

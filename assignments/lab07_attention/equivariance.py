@@ -10,9 +10,8 @@ and the causal mask (which token may see which depends on the slots).
 from __future__ import annotations
 
 import numpy as np
-from numpy.typing import ArrayLike
-
 from mask import causal_mask
+from numpy.typing import ArrayLike
 from scaling import attention, project
 
 
@@ -48,7 +47,10 @@ def restored_outputs(
         positions, the rows equal the unpermuted outputs
         ``[[0.7444, 0.3433], [0.3256, 0.7443], [0.5308, 0.6009]]``.
     """
-    raise NotImplementedError("Lab 7 step 'equivariance', task restored_outputs: not implemented yet (handout: handouts/lab07_attention.md#equivariance)")
+    raise NotImplementedError(
+        "Lab 7 step 'equivariance', task restored_outputs: not implemented yet "
+        "(handout: handouts/lab07_attention.md#equivariance)"
+    )
 
 
 def permutation_gap(
@@ -77,4 +79,7 @@ def permutation_gap(
         without positions and mask; 0.3289 for the worked example with
         ``0.3 * sinusoidal_encoding(3, 4)`` and the order içti kedi sütü.
     """
-    raise NotImplementedError("Lab 7 step 'equivariance', task permutation_gap: not implemented yet (handout: handouts/lab07_attention.md#equivariance)")
+    raise NotImplementedError(
+        "Lab 7 step 'equivariance', task permutation_gap: not implemented yet "
+        "(handout: handouts/lab07_attention.md#equivariance)"
+    )

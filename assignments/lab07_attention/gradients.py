@@ -14,15 +14,16 @@ checks these numbers without any calculus.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 from numpy.typing import ArrayLike
-
 from scaling import attention
 
 
-def attention_backward(Q: ArrayLike, K: ArrayLike, V: ArrayLike, dO: ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def attention_backward(
+    Q: ArrayLike, K: ArrayLike, V: ArrayLike, dO: ArrayLike
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Gradients of ``attention(Q, K, V)[0]`` for the upstream gradient ``dO``.
 
     Args:
@@ -38,7 +39,10 @@ def attention_backward(Q: ArrayLike, K: ArrayLike, V: ArrayLike, dO: ArrayLike) 
         For the chapter's two-token head with ``dO = I``,
         ``dQ`` is about ``[[0.0790, -0.0395], [-0.0144, 0.0072]]``.
     """
-    raise NotImplementedError("Lab 7 step 'gradients', task attention_backward: not implemented yet (handout: handouts/lab07_attention.md#gradients)")
+    raise NotImplementedError(
+        "Lab 7 step 'gradients', task attention_backward: not implemented yet "
+        "(handout: handouts/lab07_attention.md#gradients)"
+    )
 
 
 def central_difference(f: Callable[[np.ndarray], float], x: ArrayLike, h: float = 1e-6) -> np.ndarray:
@@ -53,4 +57,7 @@ def central_difference(f: Callable[[np.ndarray], float], x: ArrayLike, h: float 
         An array shaped like ``x`` whose entry ``i`` is
         ``(f(x + h e_i) - f(x - h e_i)) / (2 h)``.
     """
-    raise NotImplementedError("Lab 7 step 'gradients', task central_difference: not implemented yet (handout: handouts/lab07_attention.md#gradients)")
+    raise NotImplementedError(
+        "Lab 7 step 'gradients', task central_difference: not implemented yet "
+        "(handout: handouts/lab07_attention.md#gradients)"
+    )

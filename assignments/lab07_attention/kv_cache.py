@@ -32,7 +32,9 @@ class KVCache:
 
     def __init__(self) -> None:
         """An empty cache."""
-        raise NotImplementedError("Lab 7 step 'kv_cache', task __init__: not implemented yet (handout: handouts/lab07_attention.md#kv_cache)")
+        raise NotImplementedError(
+            "Lab 7 step 'kv_cache', task __init__: not implemented yet (handout: handouts/lab07_attention.md#kv_cache)"
+        )
 
     def append(self, k: Tensor, v: Tensor) -> None:
         """Add the keys and values of ``t`` new tokens after the cached ones.
@@ -41,21 +43,29 @@ class KVCache:
             k: keys of the new tokens, ``[..., t, d_k]``.
             v: values of the new tokens, ``[..., t, d_v]`` (same leading axes and ``t``).
         """
-        raise NotImplementedError("Lab 7 step 'kv_cache', task append: not implemented yet (handout: handouts/lab07_attention.md#kv_cache)")
+        raise NotImplementedError(
+            "Lab 7 step 'kv_cache', task append: not implemented yet (handout: handouts/lab07_attention.md#kv_cache)"
+        )
 
     @property
     def keys(self) -> Tensor:
         """Every cached key, oldest first: ``[..., n_cached, d_k]``."""
-        raise NotImplementedError("Lab 7 step 'kv_cache', task keys: not implemented yet (handout: handouts/lab07_attention.md#kv_cache)")
+        raise NotImplementedError(
+            "Lab 7 step 'kv_cache', task keys: not implemented yet (handout: handouts/lab07_attention.md#kv_cache)"
+        )
 
     @property
     def values(self) -> Tensor:
         """Every cached value, oldest first: ``[..., n_cached, d_v]``."""
-        raise NotImplementedError("Lab 7 step 'kv_cache', task values: not implemented yet (handout: handouts/lab07_attention.md#kv_cache)")
+        raise NotImplementedError(
+            "Lab 7 step 'kv_cache', task values: not implemented yet (handout: handouts/lab07_attention.md#kv_cache)"
+        )
 
     def __len__(self) -> int:
         """The number of cached tokens (0 for an empty cache)."""
-        raise NotImplementedError("Lab 7 step 'kv_cache', task __len__: not implemented yet (handout: handouts/lab07_attention.md#kv_cache)")
+        raise NotImplementedError(
+            "Lab 7 step 'kv_cache', task __len__: not implemented yet (handout: handouts/lab07_attention.md#kv_cache)"
+        )
 
 
 def decode_step(x_t: Tensor, W_Q: Tensor, W_K: Tensor, W_V: Tensor, cache: KVCache) -> Tensor:
@@ -74,7 +84,9 @@ def decode_step(x_t: Tensor, W_Q: Tensor, W_K: Tensor, W_V: Tensor, cache: KVCac
     Returns:
         The new token's output, ``[..., d_v]``, in the dtype of the inputs.
     """
-    raise NotImplementedError("Lab 7 step 'kv_cache', task decode_step: not implemented yet (handout: handouts/lab07_attention.md#kv_cache)")
+    raise NotImplementedError(
+        "Lab 7 step 'kv_cache', task decode_step: not implemented yet (handout: handouts/lab07_attention.md#kv_cache)"
+    )
 
 
 def incremental_attention(X: Tensor, W_Q: Tensor, W_K: Tensor, W_V: Tensor) -> Tensor:
@@ -90,10 +102,15 @@ def incremental_attention(X: Tensor, W_Q: Tensor, W_K: Tensor, W_V: Tensor) -> T
         ``[..., n, d_v]``, in the dtype of the inputs: equal (to rounding) to full
         attention with the causal mask, ``attention(Q, K, V, causal_mask(n))[0]``.
     """
-    raise NotImplementedError("Lab 7 step 'kv_cache', task incremental_attention: not implemented yet (handout: handouts/lab07_attention.md#kv_cache)")
+    raise NotImplementedError(
+        "Lab 7 step 'kv_cache', task incremental_attention: not implemented yet "
+        "(handout: handouts/lab07_attention.md#kv_cache)"
+    )
 
 
-def kv_cache_bytes(n_layers: int, n_kv_heads: int, d_head: int, n_tokens: int, bytes_per_value: float = 2, batch: int = 1) -> int:
+def kv_cache_bytes(
+    n_layers: int, n_kv_heads: int, d_head: int, n_tokens: int, bytes_per_value: float = 2, batch: int = 1
+) -> int:
     """Memory of a KV cache: one key and one value vector per token, KV head and layer.
 
     Args:
@@ -111,4 +128,7 @@ def kv_cache_bytes(n_layers: int, n_kv_heads: int, d_head: int, n_tokens: int, b
         A 7B-class model (32 layers, 32 KV heads of width 128) in fp16 holds
         ``kv_cache_bytes(32, 32, 128, 4096)`` = 2,147,483,648 bytes (2.1 GB) for 4096 tokens.
     """
-    raise NotImplementedError("Lab 7 step 'kv_cache', task kv_cache_bytes: not implemented yet (handout: handouts/lab07_attention.md#kv_cache)")
+    raise NotImplementedError(
+        "Lab 7 step 'kv_cache', task kv_cache_bytes: not implemented yet "
+        "(handout: handouts/lab07_attention.md#kv_cache)"
+    )

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import numpy as np
 from numpy.typing import ArrayLike
-
 from scaling import attention, project
 
 
@@ -29,7 +28,9 @@ def causal_mask(n_q: int, n_k: int | None = None) -> np.ndarray:
         array([[ True,  True, False],
                [ True,  True,  True]])
     """
-    raise NotImplementedError("Lab 7 step 'mask', task causal_mask: not implemented yet (handout: handouts/lab07_attention.md#mask)")
+    raise NotImplementedError(
+        "Lab 7 step 'mask', task causal_mask: not implemented yet (handout: handouts/lab07_attention.md#mask)"
+    )
 
 
 def apply_mask(scores: ArrayLike, mask: ArrayLike) -> np.ndarray:
@@ -42,10 +43,14 @@ def apply_mask(scores: ArrayLike, mask: ArrayLike) -> np.ndarray:
     Returns:
         An array shaped like the broadcast of ``scores`` and ``mask``.
     """
-    raise NotImplementedError("Lab 7 step 'mask', task apply_mask: not implemented yet (handout: handouts/lab07_attention.md#mask)")
+    raise NotImplementedError(
+        "Lab 7 step 'mask', task apply_mask: not implemented yet (handout: handouts/lab07_attention.md#mask)"
+    )
 
 
-def prefix_change(X: ArrayLike, W_Q: ArrayLike, W_K: ArrayLike, W_V: ArrayLike, x_next: ArrayLike, causal: bool = True) -> float:
+def prefix_change(
+    X: ArrayLike, W_Q: ArrayLike, W_K: ArrayLike, W_V: ArrayLike, x_next: ArrayLike, causal: bool = True
+) -> float:
     """How much appending one token changes the outputs at the earlier positions.
 
     Run the head on ``X``, append ``x_next`` as a new last token, run it again
@@ -63,4 +68,6 @@ def prefix_change(X: ArrayLike, W_Q: ArrayLike, W_K: ArrayLike, W_V: ArrayLike, 
         The largest absolute change: 0 (to rounding) with the causal mask,
         clearly above 0 without it.
     """
-    raise NotImplementedError("Lab 7 step 'mask', task prefix_change: not implemented yet (handout: handouts/lab07_attention.md#mask)")
+    raise NotImplementedError(
+        "Lab 7 step 'mask', task prefix_change: not implemented yet (handout: handouts/lab07_attention.md#mask)"
+    )

@@ -11,11 +11,10 @@ only for ``k`` of them.
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike
-
 from softmax import softmax
 
 Expert = Callable[[np.ndarray], np.ndarray]  # maps token rows [n, d] to output rows [n, d]
@@ -39,7 +38,9 @@ def route(x: ArrayLike, W_r: ArrayLike, k: int) -> tuple[np.ndarray, np.ndarray]
         Scores ``[0.1, 2.0, -1.0, 1.5]`` with ``k = 2`` give indices ``[1, 3]``
         and gates ``softmax([2.0, 1.5]) = [0.6225, 0.3775]``.
     """
-    raise NotImplementedError("Lab 7 step 'moe_router', task route: not implemented yet (handout: handouts/lab07_attention.md#moe_router)")
+    raise NotImplementedError(
+        "Lab 7 step 'moe_router', task route: not implemented yet (handout: handouts/lab07_attention.md#moe_router)"
+    )
 
 
 def moe_layer(x: ArrayLike, W_r: ArrayLike, experts: Sequence[Expert], k: int) -> np.ndarray:
@@ -56,7 +57,9 @@ def moe_layer(x: ArrayLike, W_r: ArrayLike, experts: Sequence[Expert], k: int) -
         ``[n, d_model]``: row ``t`` is ``sum_j gates[t, j] * experts[indices[t, j]](x[t])``
         with ``(indices, gates) = route(x, W_r, k)``.
     """
-    raise NotImplementedError("Lab 7 step 'moe_router', task moe_layer: not implemented yet (handout: handouts/lab07_attention.md#moe_router)")
+    raise NotImplementedError(
+        "Lab 7 step 'moe_router', task moe_layer: not implemented yet (handout: handouts/lab07_attention.md#moe_router)"
+    )
 
 
 def expert_load(indices: ArrayLike, n_experts: int) -> np.ndarray:
@@ -70,7 +73,10 @@ def expert_load(indices: ArrayLike, n_experts: int) -> np.ndarray:
         ``[n_experts]``, non-negative and summing to 1; a perfectly balanced
         router gives ``1 / n_experts`` everywhere.
     """
-    raise NotImplementedError("Lab 7 step 'moe_router', task expert_load: not implemented yet (handout: handouts/lab07_attention.md#moe_router)")
+    raise NotImplementedError(
+        "Lab 7 step 'moe_router', task expert_load: not implemented yet "
+        "(handout: handouts/lab07_attention.md#moe_router)"
+    )
 
 
 def moe_params(d_model: int, n_layers: int, n_experts: int, top_k: int) -> tuple[int, int]:
@@ -91,4 +97,7 @@ def moe_params(d_model: int, n_layers: int, n_experts: int, top_k: int) -> tuple
         ``(4096, 32, 8, 2)`` gives about 36.5e9 and 10.7e9; ``(4096, 32, 1, 1)``
         the dense 6.4e9 twice.
     """
-    raise NotImplementedError("Lab 7 step 'moe_router', task moe_params: not implemented yet (handout: handouts/lab07_attention.md#moe_router)")
+    raise NotImplementedError(
+        "Lab 7 step 'moe_router', task moe_params: not implemented yet "
+        "(handout: handouts/lab07_attention.md#moe_router)"
+    )

@@ -36,7 +36,10 @@ def sinusoidal_encoding(n_positions: int, d_model: int, base: float = 10000.0) -
         >>> sinusoidal_encoding(3, 4).round(4)[1]
         array([0.8415, 0.5403, 0.01  , 1.    ])
     """
-    raise NotImplementedError("Lab 7 step 'positions', task sinusoidal_encoding: not implemented yet (handout: handouts/lab07_attention.md#positions)")
+    raise NotImplementedError(
+        "Lab 7 step 'positions', task sinusoidal_encoding: not implemented yet "
+        "(handout: handouts/lab07_attention.md#positions)"
+    )
 
 
 def rope(x: ArrayLike, positions: ArrayLike, base: float = 10000.0) -> np.ndarray:
@@ -56,7 +59,9 @@ def rope(x: ArrayLike, positions: ArrayLike, base: float = 10000.0) -> np.ndarra
         >>> rope(np.array([[1.0, 0.0]]), [np.pi / 2]).round(6)
         array([[0., 1.]])
     """
-    raise NotImplementedError("Lab 7 step 'positions', task rope: not implemented yet (handout: handouts/lab07_attention.md#positions)")
+    raise NotImplementedError(
+        "Lab 7 step 'positions', task rope: not implemented yet (handout: handouts/lab07_attention.md#positions)"
+    )
 
 
 def alibi_slopes(n_heads: int) -> np.ndarray:
@@ -68,7 +73,10 @@ def alibi_slopes(n_heads: int) -> np.ndarray:
     Returns:
         ``[n_heads]``; for 8 heads ``1/2, 1/4, ..., 1/256``.
     """
-    raise NotImplementedError("Lab 7 step 'positions', task alibi_slopes: not implemented yet (handout: handouts/lab07_attention.md#positions)")
+    raise NotImplementedError(
+        "Lab 7 step 'positions', task alibi_slopes: not implemented yet "
+        "(handout: handouts/lab07_attention.md#positions)"
+    )
 
 
 def alibi_bias(n: int, slope: float) -> np.ndarray:
@@ -83,4 +91,6 @@ def alibi_bias(n: int, slope: float) -> np.ndarray:
         diagonal, more negative the farther back the key) and ``-inf`` above
         the diagonal.
     """
-    raise NotImplementedError("Lab 7 step 'positions', task alibi_bias: not implemented yet (handout: handouts/lab07_attention.md#positions)")
+    raise NotImplementedError(
+        "Lab 7 step 'positions', task alibi_bias: not implemented yet (handout: handouts/lab07_attention.md#positions)"
+    )

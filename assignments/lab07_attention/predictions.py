@@ -17,7 +17,8 @@ from typing import Any
 
 PREDICTIONS: dict[str, Any] = {
     # Scaled dot-product attention
-    # Which key each query favours, for Q = [[0, 3], [2, -1]], K = [[3, 0], [-1, 2]] (a list of key indices, one per query)
+    # Which key each query favours, for Q = [[0, 3], [2, -1]], K = [[3, 0], [-1, 2]] (a list of key indices, one per
+    # query)
     "favoured_keys": None,  # your prediction
     # The output shape for Q, K of shape (4, 7, 3) and V of shape (4, 7, 5) (a tuple of ints)
     "output_shape": None,  # your prediction

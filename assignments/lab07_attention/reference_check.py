@@ -23,12 +23,13 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from numpy.typing import ArrayLike
+from scaling import attention
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
-from scaling import attention
 
-
-def torch_attention(Q: ArrayLike, K: ArrayLike, V: ArrayLike, mask: ArrayLike | None = None) -> tuple[torch.Tensor, str]:
+def torch_attention(
+    Q: ArrayLike, K: ArrayLike, V: ArrayLike, mask: ArrayLike | None = None
+) -> tuple[torch.Tensor, str]:
     """PyTorch's attention output in float32, and the name of the kernel that computed it.
 
     Args:
@@ -41,7 +42,10 @@ def torch_attention(Q: ArrayLike, K: ArrayLike, V: ArrayLike, mask: ArrayLike | 
         ``(output, backend)``: ``output`` is a float32 tensor ``[..., n_q, d_v]``;
         ``backend`` is "flash", "efficient", "cudnn" or "math".
     """
-    raise NotImplementedError("Lab 7 step 'reference_check', task torch_attention: not implemented yet (handout: handouts/lab07_attention.md#reference_check)")
+    raise NotImplementedError(
+        "Lab 7 step 'reference_check', task torch_attention: not implemented yet "
+        "(handout: handouts/lab07_attention.md#reference_check)"
+    )
 
 
 def compare_with_torch(Q: ArrayLike, K: ArrayLike, V: ArrayLike, mask: ArrayLike | None = None) -> tuple[float, str]:
@@ -60,4 +64,7 @@ def compare_with_torch(Q: ArrayLike, K: ArrayLike, V: ArrayLike, mask: ArrayLike
         two outputs (about 1e-7 in float32 for a correct ``attention``) and the
         name of the SDPA kernel that ran ("flash", "efficient", "cudnn" or "math").
     """
-    raise NotImplementedError("Lab 7 step 'reference_check', task compare_with_torch: not implemented yet (handout: handouts/lab07_attention.md#reference_check)")
+    raise NotImplementedError(
+        "Lab 7 step 'reference_check', task compare_with_torch: not implemented yet "
+        "(handout: handouts/lab07_attention.md#reference_check)"
+    )

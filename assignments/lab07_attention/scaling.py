@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import numpy as np
 from numpy.typing import ArrayLike
-
 from softmax import softmax
 
 
@@ -26,7 +25,9 @@ def project(X: ArrayLike, W_Q: ArrayLike, W_K: ArrayLike, W_V: ArrayLike) -> tup
     Returns:
         ``(Q, K, V)`` with shapes ``[..., n, d_k]``, ``[..., n, d_k]``, ``[..., n, d_v]``.
     """
-    raise NotImplementedError("Lab 7 step 'scaling', task project: not implemented yet (handout: handouts/lab07_attention.md#scaling)")
+    raise NotImplementedError(
+        "Lab 7 step 'scaling', task project: not implemented yet (handout: handouts/lab07_attention.md#scaling)"
+    )
 
 
 def scores(Q: ArrayLike, K: ArrayLike) -> np.ndarray:
@@ -39,7 +40,9 @@ def scores(Q: ArrayLike, K: ArrayLike) -> np.ndarray:
     Returns:
         ``[..., n_q, n_k]``; row ``i`` belongs to query token ``i``.
     """
-    raise NotImplementedError("Lab 7 step 'scaling', task scores: not implemented yet (handout: handouts/lab07_attention.md#scaling)")
+    raise NotImplementedError(
+        "Lab 7 step 'scaling', task scores: not implemented yet (handout: handouts/lab07_attention.md#scaling)"
+    )
 
 
 def scaled_scores(Q: ArrayLike, K: ArrayLike) -> np.ndarray:
@@ -52,12 +55,16 @@ def scaled_scores(Q: ArrayLike, K: ArrayLike) -> np.ndarray:
     Returns:
         ``[..., n_q, n_k]``.
     """
-    raise NotImplementedError("Lab 7 step 'scaling', task scaled_scores: not implemented yet (handout: handouts/lab07_attention.md#scaling)")
+    raise NotImplementedError(
+        "Lab 7 step 'scaling', task scaled_scores: not implemented yet (handout: handouts/lab07_attention.md#scaling)"
+    )
 
 
 def _check_shapes(Q: np.ndarray, K: np.ndarray, V: np.ndarray) -> None:
     """Raise ``ValueError`` naming the first problem with the shapes of one head's inputs."""
-    raise NotImplementedError("Lab 7 step 'scaling', task _check_shapes: not implemented yet (handout: handouts/lab07_attention.md#scaling)")
+    raise NotImplementedError(
+        "Lab 7 step 'scaling', task _check_shapes: not implemented yet (handout: handouts/lab07_attention.md#scaling)"
+    )
 
 
 def attention(Q: ArrayLike, K: ArrayLike, V: ArrayLike, mask: ArrayLike | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -83,4 +90,6 @@ def attention(Q: ArrayLike, K: ArrayLike, V: ArrayLike, mask: ArrayLike | None =
         For the chapter's three tokens the içti row of ``weights`` is
         about ``[0.4230, 0.5012, 0.0759]``.
     """
-    raise NotImplementedError("Lab 7 step 'scaling', task attention: not implemented yet (handout: handouts/lab07_attention.md#scaling)")
+    raise NotImplementedError(
+        "Lab 7 step 'scaling', task attention: not implemented yet (handout: handouts/lab07_attention.md#scaling)"
+    )

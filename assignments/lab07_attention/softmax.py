@@ -28,4 +28,6 @@ def softmax(x: ArrayLike, axis: int = -1) -> np.ndarray:
         >>> softmax(np.array([1.0, 0.0])).round(6)
         array([0.731059, 0.268941])
     """
-    raise NotImplementedError("Lab 7 step 'softmax', task softmax: not implemented yet (handout: handouts/lab07_attention.md#softmax)")
+    raise NotImplementedError(
+        "Lab 7 step 'softmax', task softmax: not implemented yet (handout: handouts/lab07_attention.md#softmax)"
+    )

@@ -24,15 +24,15 @@ from __future__ import annotations
 import math
 import statistics
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 from numpy.typing import ArrayLike
 from torch import Tensor
-
 from toy_gpt import gpt_forward, gpt_step, new_cache, random_weights
 
 # The kit's decoder: your toy GPT with 2 layers of 4 heads, d_model 64 and 256 tokens, greedy decoding from START_TOKEN.
@@ -64,7 +64,9 @@ def single_thread(device: torch.device) -> Iterator[None]:
     Yields:
         Nothing; measure inside the ``with`` block.
     """
-    raise NotImplementedError("Lab 7 step 'timing', task single_thread: not implemented yet (handout: handouts/lab07_attention.md#timing)")
+    raise NotImplementedError(
+        "Lab 7 step 'timing', task single_thread: not implemented yet (handout: handouts/lab07_attention.md#timing)"
+    )
 
 
 def timed(run: Callable[[], Any], device: torch.device) -> tuple[Any, float]:
@@ -81,7 +83,9 @@ def timed(run: Callable[[], Any], device: torch.device) -> tuple[Any, float]:
     Returns:
         ``(result, seconds)``: what ``run()`` returned and how long it took.
     """
-    raise NotImplementedError("Lab 7 step 'timing', task timed: not implemented yet (handout: handouts/lab07_attention.md#timing)")
+    raise NotImplementedError(
+        "Lab 7 step 'timing', task timed: not implemented yet (handout: handouts/lab07_attention.md#timing)"
+    )
 
 
 def naive_attention(Q: Tensor, K: Tensor, V: Tensor, causal: bool = False) -> Tensor:
@@ -96,11 +100,20 @@ def naive_attention(Q: Tensor, K: Tensor, V: Tensor, causal: bool = False) -> Te
     Returns:
         The outputs ``[..., n_q, d_v]``.
     """
-    raise NotImplementedError("Lab 7 step 'timing', task naive_attention: not implemented yet (handout: handouts/lab07_attention.md#timing)")
+    raise NotImplementedError(
+        "Lab 7 step 'timing', task naive_attention: not implemented yet (handout: handouts/lab07_attention.md#timing)"
+    )
 
 
 def time_attention(
-    n: int, d: int = 64, device: str | torch.device | None = None, repeats: int = 5, *, kind: str = "naive", causal: bool = False, return_times: bool = False
+    n: int,
+    d: int = 64,
+    device: str | torch.device | None = None,
+    repeats: int = 5,
+    *,
+    kind: str = "naive",
+    causal: bool = False,
+    return_times: bool = False,
 ) -> float | list[float]:
     """Median seconds of one forward pass of one attention head on ``n`` random tokens (float32).
 
@@ -117,7 +130,9 @@ def time_attention(
     Returns:
         The median seconds (or the list of ``repeats`` seconds).
     """
-    raise NotImplementedError("Lab 7 step 'timing', task time_attention: not implemented yet (handout: handouts/lab07_attention.md#timing)")
+    raise NotImplementedError(
+        "Lab 7 step 'timing', task time_attention: not implemented yet (handout: handouts/lab07_attention.md#timing)"
+    )
 
 
 def loglog_slope(ns: ArrayLike, seconds: ArrayLike) -> float:
@@ -134,11 +149,18 @@ def loglog_slope(ns: ArrayLike, seconds: ArrayLike) -> float:
         >>> loglog_slope([1, 2, 4], [1.0, 4.0, 16.0])
         2.0
     """
-    raise NotImplementedError("Lab 7 step 'timing', task loglog_slope: not implemented yet (handout: handouts/lab07_attention.md#timing)")
+    raise NotImplementedError(
+        "Lab 7 step 'timing', task loglog_slope: not implemented yet (handout: handouts/lab07_attention.md#timing)"
+    )
 
 
 def time_decoding(
-    n_tokens: int = 512, d_model: int = 64, use_cache: bool = True, device: str | torch.device | None = None, *, return_tokens: bool = False
+    n_tokens: int = 512,
+    d_model: int = 64,
+    use_cache: bool = True,
+    device: str | torch.device | None = None,
+    *,
+    return_tokens: bool = False,
 ) -> list[float] | tuple[list[float], list[int]]:
     """Per-token seconds of greedily generating ``n_tokens`` tokens with the kit's decoder.
 
@@ -159,10 +181,14 @@ def time_decoding(
         The ``n_tokens`` seconds, one per generated token (and, with
         ``return_tokens``, the ``n_tokens`` generated ids).
     """
-    raise NotImplementedError("Lab 7 step 'timing', task time_decoding: not implemented yet (handout: handouts/lab07_attention.md#timing)")
+    raise NotImplementedError(
+        "Lab 7 step 'timing', task time_decoding: not implemented yet (handout: handouts/lab07_attention.md#timing)"
+    )
 
 
-def peak_memory(n: int, d: int = 64, device: str | torch.device | None = None, *, kind: str = "naive") -> dict[str, Any]:
+def peak_memory(
+    n: int, d: int = 64, device: str | torch.device | None = None, *, kind: str = "naive"
+) -> dict[str, Any]:
     """Peak memory of one forward pass of one attention head on ``n`` tokens (float32).
 
     On a GPU: the CUDA allocator's peak allocated and reserved bytes above what
@@ -179,4 +205,6 @@ def peak_memory(n: int, d: int = 64, device: str | torch.device | None = None, *
     Returns:
         ``{"allocated": bytes, "reserved": bytes or None, "method": how it was measured}``.
     """
-    raise NotImplementedError("Lab 7 step 'timing', task peak_memory: not implemented yet (handout: handouts/lab07_attention.md#timing)")
+    raise NotImplementedError(
+        "Lab 7 step 'timing', task peak_memory: not implemented yet (handout: handouts/lab07_attention.md#timing)"
+    )

@@ -38,14 +38,14 @@ side, ``[head 1 | head 2 | ...]``, before ``W_O``, as in step 9.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import torch
-from torch import Tensor
-
 from kv_cache import KVCache, decode_step
+from torch import Tensor
 
 Weights = dict[str, Any]
 WEIGHTS_FILE = Path(__file__).with_name("toy_gpt_weights.npz")
@@ -53,7 +53,14 @@ BLOCK_KEYS = ("ln1_g", "ln1_b", "W_Q", "W_K", "W_V", "W_O", "ln2_g", "ln2_b", "W
 
 
 def random_weights(
-    n_vocab: int, d_model: int, n_heads: int, n_layers: int, n_ctx: int, seed: int, device: str | torch.device | None = None, dtype: torch.dtype = torch.float64
+    n_vocab: int,
+    d_model: int,
+    n_heads: int,
+    n_layers: int,
+    n_ctx: int,
+    seed: int,
+    device: str | torch.device | None = None,
+    dtype: torch.dtype = torch.float64,
 ) -> Weights:
     """Seeded random weights of a GPT-2 style decoder (the layout of the module docstring).
 
@@ -96,14 +103,32 @@ def random_weights(
     d, d_ff = d_model, 4 * d_model
     weights: Weights = {"wte": rng.normal(size=(n_vocab, d)), "n_heads": int(n_heads), "blocks": []}
     for _ in range(n_layers):
-        block = {"ln1_g": near(1.0, d), "ln1_b": near(0.0, d), "W_Q": matrix(d, d), "W_K": matrix(d, d), "W_V": matrix(d, d), "W_O": matrix(d, d, residual)}
-        block.update({"ln2_g": near(1.0, d), "ln2_b": near(0.0, d), "W1": matrix(d, d_ff), "b1": near(0.0, d_ff), "W2": matrix(d_ff, d, residual), "b2": near(0.0, d)})
+        block = {
+            "ln1_g": near(1.0, d),
+            "ln1_b": near(0.0, d),
+            "W_Q": matrix(d, d),
+            "W_K": matrix(d, d),
+            "W_V": matrix(d, d),
+            "W_O": matrix(d, d, residual),
+        }
+        block.update(
+            {
+                "ln2_g": near(1.0, d),
+                "ln2_b": near(0.0, d),
+                "W1": matrix(d, d_ff),
+                "b1": near(0.0, d_ff),
+                "W2": matrix(d_ff, d, residual),
+                "b2": near(0.0, d),
+            }
+        )
         weights["blocks"].append(block)
     weights.update({"lnf_g": near(1.0, d), "lnf_b": near(0.0, d), "wpe": 2.0 * rng.normal(size=(n_ctx, d))})
     return as_tensors(weights, device, dtype)
 
 
-def as_tensors(weights: Weights, device: str | torch.device | None = None, dtype: torch.dtype = torch.float64) -> Weights:
+def as_tensors(
+    weights: Weights, device: str | torch.device | None = None, dtype: torch.dtype = torch.float64
+) -> Weights:
     """The same weights with every array (NumPy or torch) as a tensor of ``dtype`` on ``device``.
 
     Args:
@@ -121,7 +146,11 @@ def as_tensors(weights: Weights, device: str | torch.device | None = None, dtype
         return torch.as_tensor(np.asarray(array, dtype=np.float64)).to(device=device, dtype=dtype)
 
     blocks = [{key: tensor(block[key]) for key in BLOCK_KEYS} for block in weights["blocks"]]
-    return {**{key: tensor(weights[key]) for key in ("wte", "wpe", "lnf_g", "lnf_b")}, "n_heads": int(weights["n_heads"]), "blocks": blocks}
+    return {
+        **{key: tensor(weights[key]) for key in ("wte", "wpe", "lnf_g", "lnf_b")},
+        "n_heads": int(weights["n_heads"]),
+        "blocks": blocks,
+    }
 
 
 def save_weights(weights: Weights, path: str | Path = WEIGHTS_FILE) -> None:
@@ -138,7 +167,9 @@ def save_weights(weights: Weights, path: str | Path = WEIGHTS_FILE) -> None:
     np.savez(path, **arrays)
 
 
-def load_weights(path: str | Path = WEIGHTS_FILE, device: str | torch.device | None = None, dtype: torch.dtype = torch.float64) -> Weights:
+def load_weights(
+    path: str | Path = WEIGHTS_FILE, device: str | torch.device | None = None, dtype: torch.dtype = torch.float64
+) -> Weights:
     """The weights saved in ``path`` (by default the kit's toy model, next to this file).
 
     Args:
@@ -169,7 +200,9 @@ def layer_norm(x: Tensor, g: Tensor, b: Tensor, eps: float = 1e-5) -> Tensor:
         ``g * (x - mean) / sqrt(var + eps) + b`` row by row, with the population
         variance (divide by ``d``); same shape as ``x``.
     """
-    raise NotImplementedError("Lab 7 step 'toy_gpt', task layer_norm: not implemented yet (handout: handouts/lab07_attention.md#toy_gpt)")
+    raise NotImplementedError(
+        "Lab 7 step 'toy_gpt', task layer_norm: not implemented yet (handout: handouts/lab07_attention.md#toy_gpt)"
+    )
 
 
 def gelu(x: Tensor) -> Tensor:
@@ -181,7 +214,9 @@ def gelu(x: Tensor) -> Tensor:
     Returns:
         Same shape as ``x``.
     """
-    raise NotImplementedError("Lab 7 step 'toy_gpt', task gelu: not implemented yet (handout: handouts/lab07_attention.md#toy_gpt)")
+    raise NotImplementedError(
+        "Lab 7 step 'toy_gpt', task gelu: not implemented yet (handout: handouts/lab07_attention.md#toy_gpt)"
+    )
 
 
 def causal_self_attention(x: Tensor, block: dict[str, Tensor], n_heads: int) -> Tensor:
@@ -200,7 +235,10 @@ def causal_self_attention(x: Tensor, block: dict[str, Tensor], n_heads: int) -> 
     Returns:
         ``[n, d]``.
     """
-    raise NotImplementedError("Lab 7 step 'toy_gpt', task causal_self_attention: not implemented yet (handout: handouts/lab07_attention.md#toy_gpt)")
+    raise NotImplementedError(
+        "Lab 7 step 'toy_gpt', task causal_self_attention: not implemented yet "
+        "(handout: handouts/lab07_attention.md#toy_gpt)"
+    )
 
 
 def mlp(x: Tensor, block: dict[str, Tensor]) -> Tensor:
@@ -213,7 +251,9 @@ def mlp(x: Tensor, block: dict[str, Tensor]) -> Tensor:
     Returns:
         ``[..., d]``.
     """
-    raise NotImplementedError("Lab 7 step 'toy_gpt', task mlp: not implemented yet (handout: handouts/lab07_attention.md#toy_gpt)")
+    raise NotImplementedError(
+        "Lab 7 step 'toy_gpt', task mlp: not implemented yet (handout: handouts/lab07_attention.md#toy_gpt)"
+    )
 
 
 def gpt_forward(weights: Weights, tokens: Sequence[int] | Tensor) -> Tensor:
@@ -226,7 +266,9 @@ def gpt_forward(weights: Weights, tokens: Sequence[int] | Tensor) -> Tensor:
     Returns:
         ``[n, V]``: row ``i`` scores the token that follows ``tokens[: i + 1]``.
     """
-    raise NotImplementedError("Lab 7 step 'toy_gpt', task gpt_forward: not implemented yet (handout: handouts/lab07_attention.md#toy_gpt)")
+    raise NotImplementedError(
+        "Lab 7 step 'toy_gpt', task gpt_forward: not implemented yet (handout: handouts/lab07_attention.md#toy_gpt)"
+    )
 
 
 def new_cache(weights: Weights) -> list[list[KVCache]]:
@@ -238,7 +280,9 @@ def new_cache(weights: Weights) -> list[list[KVCache]]:
     Returns:
         ``cache[layer][head]``, every cache empty.
     """
-    raise NotImplementedError("Lab 7 step 'toy_gpt', task new_cache: not implemented yet (handout: handouts/lab07_attention.md#toy_gpt)")
+    raise NotImplementedError(
+        "Lab 7 step 'toy_gpt', task new_cache: not implemented yet (handout: handouts/lab07_attention.md#toy_gpt)"
+    )
 
 
 def gpt_step(weights: Weights, token: int, position: int, cache: list[list[KVCache]]) -> Tensor:
@@ -258,7 +302,9 @@ def gpt_step(weights: Weights, token: int, position: int, cache: list[list[KVCac
         ``[V]``: equal (to rounding) to ``gpt_forward(weights, tokens)[position]``
         for the tokens seen so far.
     """
-    raise NotImplementedError("Lab 7 step 'toy_gpt', task gpt_step: not implemented yet (handout: handouts/lab07_attention.md#toy_gpt)")
+    raise NotImplementedError(
+        "Lab 7 step 'toy_gpt', task gpt_step: not implemented yet (handout: handouts/lab07_attention.md#toy_gpt)"
+    )
 
 
 def generate(weights: Weights, prompt: Sequence[int], n_new: int, use_cache: bool = True) -> tuple[list[int], Tensor]:
@@ -279,4 +325,6 @@ def generate(weights: Weights, prompt: Sequence[int], n_new: int, use_cache: boo
         ``(tokens, logits)``: the ``n_new`` generated ids, and the ``[n_new, V]``
         logits each was chosen from.
     """
-    raise NotImplementedError("Lab 7 step 'toy_gpt', task generate: not implemented yet (handout: handouts/lab07_attention.md#toy_gpt)")
+    raise NotImplementedError(
+        "Lab 7 step 'toy_gpt', task generate: not implemented yet (handout: handouts/lab07_attention.md#toy_gpt)"
+    )

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 from io import BytesIO
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 

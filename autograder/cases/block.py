@@ -41,7 +41,8 @@ def _rng_inputs() -> dict[str, np.ndarray]:
         "b1": rng.normal(size=d_ff) * 0.3,
         "W2": rng.normal(size=(d_ff, d_model)) * 0.5,
         "b2": rng.normal(size=d_model) * 0.3,
-        "x_small": rng.normal(size=(3, 4, 5)) * rng.uniform(0.005, 0.05, size=(3, 4, 1)),  # rows of small variance: eps shows
+        "x_small": rng.normal(size=(3, 4, 5))
+        * rng.uniform(0.005, 0.05, size=(3, 4, 1)),  # rows of small variance: eps shows
     }
 
 
@@ -50,22 +51,76 @@ RANDOM_BLOCK = (INPUTS["X"], INPUTS["heads"], INPUTS["W_O"], INPUTS["W1"], INPUT
 
 
 CASES: tuple[Case, ...] = (
-    Case("block_head2_weights", "block", "multi_head", (X, [(HEAD2[0], HEAD2[1], READOUT)], np.eye(3)), block_mistakes.multi_head_variants),
+    Case(
+        "block_head2_weights",
+        "block",
+        "multi_head",
+        (X, [(HEAD2[0], HEAD2[1], READOUT)], np.eye(3)),
+        block_mistakes.multi_head_variants,
+    ),
     Case("block_concat", "block", "multi_head", (X, [HEAD1, HEAD2], np.eye(4)), block_mistakes.multi_head_variants),
     Case("block_multi_head", "block", "multi_head", (X, [HEAD1, HEAD2], W_O), block_mistakes.multi_head_variants),
-    Case("block_key_side", "block", "multi_head", (X, [(HEAD1[0], with_row4(HEAD1[1], CONSTANT_ROW), READOUT)], np.eye(3)), block_mistakes.multi_head_variants),
-    Case("block_query_side", "block", "multi_head", (X, [(with_row4(HEAD1[0], CONSTANT_ROW), HEAD1[1], READOUT)], np.eye(3)), block_mistakes.multi_head_variants),
-    Case("block_value_side", "block", "multi_head", (X, [(HEAD1[0], HEAD1[1], with_row4(HEAD1[2], [0.0, 0.0]))], np.eye(2)), block_mistakes.multi_head_variants),
+    Case(
+        "block_key_side",
+        "block",
+        "multi_head",
+        (X, [(HEAD1[0], with_row4(HEAD1[1], CONSTANT_ROW), READOUT)], np.eye(3)),
+        block_mistakes.multi_head_variants,
+    ),
+    Case(
+        "block_query_side",
+        "block",
+        "multi_head",
+        (X, [(with_row4(HEAD1[0], CONSTANT_ROW), HEAD1[1], READOUT)], np.eye(3)),
+        block_mistakes.multi_head_variants,
+    ),
+    Case(
+        "block_value_side",
+        "block",
+        "multi_head",
+        (X, [(HEAD1[0], HEAD1[1], with_row4(HEAD1[2], [0.0, 0.0]))], np.eye(2)),
+        block_mistakes.multi_head_variants,
+    ),
     Case("block_head1", "block", "multi_head", (X, [HEAD1], np.eye(2)), block_mistakes.multi_head_variants),
-    Case("block_exercise5", "block", "multi_head", (X, [(HEAD1[0] / np.sqrt(3), HEAD1[1] / np.sqrt(3), READOUT)], np.eye(3)), block_mistakes.multi_head_variants),
-    Case("block_random_multi_head", "block", "multi_head", (INPUTS["X"], INPUTS["heads"], INPUTS["W_O"]), block_mistakes.multi_head_variants),
-    Case("block_residual", "block", "block", (X, [HEAD1, HEAD2], W_O, W1, b1, np.zeros((8, 4)), b2), block_mistakes.block_variants),
-    Case("block_pass_through", "block", "block", (X, [HEAD1, HEAD2], np.zeros((4, 4)), W1, b1, np.zeros((8, 4)), np.zeros(4)), block_mistakes.block_variants),
+    Case(
+        "block_exercise5",
+        "block",
+        "multi_head",
+        (X, [(HEAD1[0] / np.sqrt(3), HEAD1[1] / np.sqrt(3), READOUT)], np.eye(3)),
+        block_mistakes.multi_head_variants,
+    ),
+    Case(
+        "block_random_multi_head",
+        "block",
+        "multi_head",
+        (INPUTS["X"], INPUTS["heads"], INPUTS["W_O"]),
+        block_mistakes.multi_head_variants,
+    ),
+    Case(
+        "block_residual",
+        "block",
+        "block",
+        (X, [HEAD1, HEAD2], W_O, W1, b1, np.zeros((8, 4)), b2),
+        block_mistakes.block_variants,
+    ),
+    Case(
+        "block_pass_through",
+        "block",
+        "block",
+        (X, [HEAD1, HEAD2], np.zeros((4, 4)), W1, b1, np.zeros((8, 4)), np.zeros(4)),
+        block_mistakes.block_variants,
+    ),
     Case("block_layer_norm", "block", "layer_norm", (RESIDUAL,), block_mistakes.layer_norm_variants),
     Case("block_layer_norm_tokens", "block", "layer_norm", (X,), block_mistakes.layer_norm_variants),
     Case("block_rms_norm", "block", "rms_norm", (RESIDUAL,), block_mistakes.rms_norm_variants),
     Case("block_rms_norm_small", "block", "rms_norm", (INPUTS["x_small"],), block_mistakes.rms_norm_variants),
-    Case("block_detectors", "block", "feed_forward", (LN_TABLE, W1, b1, np.eye(8), np.zeros(8)), block_mistakes.feed_forward_variants),
+    Case(
+        "block_detectors",
+        "block",
+        "feed_forward",
+        (LN_TABLE, W1, b1, np.eye(8), np.zeros(8)),
+        block_mistakes.feed_forward_variants,
+    ),
     Case("block_worked", "block", "block", (X, [HEAD1, HEAD2], W_O, W1, b1, W2, b2), block_mistakes.block_variants),
     Case("block_random", "block", "block", RANDOM_BLOCK, block_mistakes.block_variants),
 )

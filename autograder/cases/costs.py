@@ -21,13 +21,42 @@ EX6_N = 1024  # any n: the exercise's multiplies are per n^2
 
 CASES: tuple[Case, ...] = (
     Case("block_params_11008", "costs", "block_params", (4096, 11008), cost_mistakes.block_params_variants),
-    *(Case(f"ffn_params_{d_ff}_{int(gated)}", "costs", "ffn_params", (FFN_D, d_ff, gated), cost_mistakes.ffn_params_variants) for d_ff, gated in dict.fromkeys(FFN_ROWS)),
+    *(
+        Case(
+            f"ffn_params_{d_ff}_{int(gated)}",
+            "costs",
+            "ffn_params",
+            (FFN_D, d_ff, gated),
+            cost_mistakes.ffn_params_variants,
+        )
+        for d_ff, gated in dict.fromkeys(FFN_ROWS)
+    ),
     Case("gpt2_rule", "costs", "gpt2_small_params", (False,), cost_mistakes.gpt2_params_variants),
     Case("gpt2_exact", "costs", "gpt2_small_params", (True,), cost_mistakes.gpt2_params_variants),
     Case("score_entries_32_heads", "costs", "score_entries", (1024, 32), cost_mistakes.score_entries_variants),
-    *(Case(f"score_gib_{n}", "costs", "score_matrix_gib", (n,), cost_mistakes.score_matrix_gib_variants) for n in SCORE_TABLE_N),
-    *(Case(f"weights_gb_{int(p / 1e9)}B_{b}", "costs", "weight_memory_gb", (p, b), cost_mistakes.weight_memory_gb_variants) for p, b in EX10_ROWS),
+    *(
+        Case(f"score_gib_{n}", "costs", "score_matrix_gib", (n,), cost_mistakes.score_matrix_gib_variants)
+        for n in SCORE_TABLE_N
+    ),
+    *(
+        Case(
+            f"weights_gb_{int(p / 1e9)}B_{b}",
+            "costs",
+            "weight_memory_gb",
+            (p, b),
+            cost_mistakes.weight_memory_gb_variants,
+        )
+        for p, b in EX10_ROWS
+    ),
     Case("block_flops_ex6", "costs", "block_flops", (EX6_N, 512), cost_mistakes.block_flops_variants),
-    *(Case(f"flop_share_{d}_{n}", "costs", "attention_flop_share", (n, d), cost_mistakes.attention_flop_share_variants) for d, n in SHARE_ROWS),
-    *(Case(f"crossover_{d}", "costs", "crossover_length", (d,), cost_mistakes.crossover_length_variants) for d in (768, 4096)),
+    *(
+        Case(
+            f"flop_share_{d}_{n}", "costs", "attention_flop_share", (n, d), cost_mistakes.attention_flop_share_variants
+        )
+        for d, n in SHARE_ROWS
+    ),
+    *(
+        Case(f"crossover_{d}", "costs", "crossover_length", (d,), cost_mistakes.crossover_length_variants)
+        for d in (768, 4096)
+    ),
 )

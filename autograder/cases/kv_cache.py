@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder.cases import Case
-from autograder.cases import core
+from autograder.cases import Case, core
 from autograder.diagnose import kv_cache as kv_mistakes
 
 
-def _head(rng: np.random.Generator, batch: tuple[int, ...], n: int, d_model: int, d_k: int, d_v: int) -> dict[str, np.ndarray]:
+def _head(
+    rng: np.random.Generator, batch: tuple[int, ...], n: int, d_model: int, d_k: int, d_v: int
+) -> dict[str, np.ndarray]:
     return {
         "X": rng.normal(size=(*batch, n, d_model)),
         "W_Q": rng.normal(size=(d_model, d_k)),
@@ -35,13 +36,30 @@ def _rng_inputs() -> dict[str, dict[str, np.ndarray]]:
     }
     heads["worked"] = {"X": core.X, "W_Q": core.W_Q, "W_K": core.W_K, "W_V": core.W_V}
     decode = {
-        "single": {"K_cached": rng.normal(size=(4, 3)), "V_cached": rng.normal(size=(4, 4)), "x_t": rng.normal(size=5), **_head(rng, (), 1, 5, 3, 4)},
-        "batch": {"K_cached": rng.normal(size=(2, 3, 2)), "V_cached": rng.normal(size=(2, 3, 5)), "x_t": rng.normal(size=(2, 4)), **_head(rng, (), 1, 4, 2, 5)},
+        "single": {
+            "K_cached": rng.normal(size=(4, 3)),
+            "V_cached": rng.normal(size=(4, 4)),
+            "x_t": rng.normal(size=5),
+            **_head(rng, (), 1, 5, 3, 4),
+        },
+        "batch": {
+            "K_cached": rng.normal(size=(2, 3, 2)),
+            "V_cached": rng.normal(size=(2, 3, 5)),
+            "x_t": rng.normal(size=(2, 4)),
+            **_head(rng, (), 1, 4, 2, 5),
+        },
     }
     for inputs in decode.values():
         del inputs["X"]
-    appends = {"keys": [rng.normal(size=(2, t, 3)) for t in (1, 2, 3)], "values": [rng.normal(size=(2, t, 5)) for t in (1, 2, 3)]}
-    return {**{f"head_{k}": v for k, v in heads.items()}, **{f"decode_{k}": v for k, v in decode.items()}, "appends": appends}
+    appends = {
+        "keys": [rng.normal(size=(2, t, 3)) for t in (1, 2, 3)],
+        "values": [rng.normal(size=(2, t, 5)) for t in (1, 2, 3)],
+    }
+    return {
+        **{f"head_{k}": v for k, v in heads.items()},
+        **{f"decode_{k}": v for k, v in decode.items()},
+        "appends": appends,
+    }
 
 
 INPUTS = _rng_inputs()
@@ -71,6 +89,12 @@ def _decode_variants(ref, q, K, V):
 
 
 CASES: tuple[Case, ...] = (
-    *(Case(f"incremental_{name}", "scaling", "attention", causal_qkv(INPUTS[f"head_{name}"]), _incremental_variants) for name in ("worked", "one", "six", "batch", "float32")),
-    *(Case(f"decode_{name}", "scaling", "attention", decode_qkv(INPUTS[f"decode_{name}"]), _decode_variants) for name in ("single", "batch")),
+    *(
+        Case(f"incremental_{name}", "scaling", "attention", causal_qkv(INPUTS[f"head_{name}"]), _incremental_variants)
+        for name in ("worked", "one", "six", "batch", "float32")
+    ),
+    *(
+        Case(f"decode_{name}", "scaling", "attention", decode_qkv(INPUTS[f"decode_{name}"]), _decode_variants)
+        for name in ("single", "batch")
+    ),
 )

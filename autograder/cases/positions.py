@@ -8,8 +8,9 @@ the reference and from every wrong answer, instead of the answers themselves.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -32,7 +33,11 @@ class SummaryCase(Case):
         expected, wrong = super().run(ref)
         right = self.summary(expected)
         summaries = {mistake: self.summary(value) for mistake, value in wrong.items()}
-        return right, {mistake: value for mistake, value in summaries.items() if not np.allclose(value, right, rtol=1e-9, atol=1e-12)}
+        return right, {
+            mistake: value
+            for mistake, value in summaries.items()
+            if not np.allclose(value, right, rtol=1e-9, atol=1e-12)
+        }
 
 
 # The chapter's table of PE_p . PE_{p+k}: d = 64, p = 0 .. 255, these offsets k.
@@ -76,7 +81,12 @@ def pair_scores(rotated: np.ndarray) -> np.ndarray:
 
 def _rng_inputs() -> dict[str, np.ndarray]:
     rng = np.random.default_rng(20260704)  # public, fixed: hidden checks draw their own
-    return {"x48": rng.normal(size=(4, 8)), "x258": rng.normal(size=(2, 5, 8)), "x36": rng.normal(size=(3, 6)), "x616": rng.normal(size=(6, 16))}
+    return {
+        "x48": rng.normal(size=(4, 8)),
+        "x258": rng.normal(size=(2, 5, 8)),
+        "x36": rng.normal(size=(3, 6)),
+        "x616": rng.normal(size=(6, 16)),
+    }
 
 
 INPUTS = _rng_inputs()
@@ -86,13 +96,36 @@ CASES: tuple[Case, ...] = (
     Case("pe_3_4", "positions", "sinusoidal_encoding", (3, 4), mistakes.sinusoidal_variants),
     Case("pe_20_16", "positions", "sinusoidal_encoding", (20, 16), mistakes.sinusoidal_variants),
     Case("pe_5_6_base100", "positions", "sinusoidal_encoding", (5, 6, 100.0), mistakes.sinusoidal_variants),
-    SummaryCase("pe_dots_64", "positions", "sinusoidal_encoding", (DOT_ROWS, DOT_WIDTH), mistakes.sinusoidal_variants, summary=dot_means),
-    SummaryCase("pe_norms_64", "positions", "sinusoidal_encoding", (DOT_STARTS, DOT_WIDTH), mistakes.sinusoidal_variants, summary=row_norms),
+    SummaryCase(
+        "pe_dots_64",
+        "positions",
+        "sinusoidal_encoding",
+        (DOT_ROWS, DOT_WIDTH),
+        mistakes.sinusoidal_variants,
+        summary=dot_means,
+    ),
+    SummaryCase(
+        "pe_norms_64",
+        "positions",
+        "sinusoidal_encoding",
+        (DOT_STARTS, DOT_WIDTH),
+        mistakes.sinusoidal_variants,
+        summary=row_norms,
+    ),
     Case("rope_4_8", "positions", "rope", (INPUTS["x48"], np.arange(4)), mistakes.rope_variants),
     Case("rope_batch", "positions", "rope", (INPUTS["x258"], np.arange(3, 8)), mistakes.rope_variants),
     Case("rope_base100", "positions", "rope", (INPUTS["x36"], np.array([0, 5, 40]), 100.0), mistakes.rope_variants),
-    SummaryCase("rope_norms", "positions", "rope", (INPUTS["x616"], NORM_POSITIONS), mistakes.rope_variants, summary=row_norms),
-    SummaryCase("rope_scores", "positions", "rope", (ROPE_PAIR_X, ROPE_PAIR_POSITIONS), mistakes.rope_variants, summary=pair_scores),
+    SummaryCase(
+        "rope_norms", "positions", "rope", (INPUTS["x616"], NORM_POSITIONS), mistakes.rope_variants, summary=row_norms
+    ),
+    SummaryCase(
+        "rope_scores",
+        "positions",
+        "rope",
+        (ROPE_PAIR_X, ROPE_PAIR_POSITIONS),
+        mistakes.rope_variants,
+        summary=pair_scores,
+    ),
     Case("alibi_slopes_8", "positions", "alibi_slopes", (8,), mistakes.alibi_slopes_variants),
     Case("alibi_slopes_4", "positions", "alibi_slopes", (4,), mistakes.alibi_slopes_variants),
     Case("alibi_slopes_16", "positions", "alibi_slopes", (16,), mistakes.alibi_slopes_variants),

@@ -27,4 +27,6 @@ class QuestionCase(Case):
         return predictions.as_array(self.question, predictions.compute(self.question, ref)), {}
 
 
-CASES: tuple[Case, ...] = tuple(QuestionCase(predictions.case_name(q), "predictions", "compute", (), question=q) for q in predictions.load())
+CASES: tuple[Case, ...] = tuple(
+    QuestionCase(predictions.case_name(q), "predictions", "compute", (), question=q) for q in predictions.load()
+)

@@ -27,9 +27,17 @@ from autograder.diagnose import toy_gpt as gpt_mistakes
 
 KIT_SIZE = {"n_vocab": 16, "d_model": 8, "n_heads": 2, "n_layers": 2, "n_ctx": 16}
 KIT_SEED = 16
-KIT_WEIGHTS = "the kit's weights"  # stands for them in a case's arguments; the case loads them from the reference's file
+KIT_WEIGHTS = (
+    "the kit's weights"  # stands for them in a case's arguments; the case loads them from the reference's file
+)
 BLOCK_KEYS = ("ln1_g", "ln1_b", "W_Q", "W_K", "W_V", "W_O", "ln2_g", "ln2_b", "W1", "b1", "W2", "b2")
-WEIGHT_KEYS = ("wte", "wpe", "lnf_g", "lnf_b", *(f"blocks.{i}.{key}" for i in range(KIT_SIZE["n_layers"]) for key in BLOCK_KEYS))
+WEIGHT_KEYS = (
+    "wte",
+    "wpe",
+    "lnf_g",
+    "lnf_b",
+    *(f"blocks.{i}.{key}" for i in range(KIT_SIZE["n_layers"]) for key in BLOCK_KEYS),
+)
 
 TOKENS = [3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8]  # the digits of pi: 12 of the kit's 16 positions
 PROMPT, N_NEW = [3, 1, 4, 1, 5], 8  # generation uses positions 0..11
@@ -58,7 +66,9 @@ def numpy_weights(weights: dict[str, Any]) -> dict[str, Any]:
 
 def kit_weights() -> dict[str, Any]:
     """The kit's toy model as NumPy arrays, from the snapshot (what ``toy_gpt.load_weights()`` gives)."""
-    return nested({key: expected("toy_gpt_weights", index) for index, key in enumerate(WEIGHT_KEYS)}, KIT_SIZE["n_heads"])
+    return nested(
+        {key: expected("toy_gpt_weights", index) for index, key in enumerate(WEIGHT_KEYS)}, KIT_SIZE["n_heads"]
+    )
 
 
 def _numpy(value: Any) -> np.ndarray:
@@ -91,7 +101,8 @@ def _plain(value: Any) -> Any:
 
 @dataclass(frozen=True)
 class TorchCase(Case):
-    """A case of ``toy_gpt.py`` (torch): NumPy arguments become float64 tensors, :data:`KIT_WEIGHTS` the kit's weights."""
+    """A case of ``toy_gpt.py`` (torch): NumPy arguments become float64 tensors, :data:`KIT_WEIGHTS` the kit's
+    weights."""
 
     def run(self, ref) -> tuple[Any, dict[str, Any]]:
         kit = ref.toy_gpt.load_weights()
@@ -114,7 +125,11 @@ def _rng_inputs() -> dict[str, Any]:
     d, n_heads = 8, 4
     four_heads = {key: rng.normal(size=(d, d)) / np.sqrt(d) for key in ("W_Q", "W_K", "W_V", "W_O")}
     return {
-        "layer_norm": (rng.normal(size=(3, 8)) * np.array([[1.0], [0.02], [4.0]]) + 0.5, 1 + 0.2 * rng.normal(size=8), 0.2 * rng.normal(size=8)),
+        "layer_norm": (
+            rng.normal(size=(3, 8)) * np.array([[1.0], [0.02], [4.0]]) + 0.5,
+            1 + 0.2 * rng.normal(size=8),
+            0.2 * rng.normal(size=8),
+        ),
         "gelu": np.concatenate([np.linspace(-5.0, 5.0, 21), rng.normal(size=11) * 2]),
         "attention_x": rng.normal(size=(5, d)),
         "four_heads": (rng.normal(size=(6, d)), four_heads, n_heads),
@@ -144,7 +159,13 @@ CASES: tuple[Case, ...] = (
     TorchCase("toy_gpt_layer_norm", "toy_gpt", "layer_norm", INPUTS["layer_norm"], gpt_mistakes.layer_norm_variants),
     TorchCase("toy_gpt_gelu", "toy_gpt", "gelu", (INPUTS["gelu"],), gpt_mistakes.gelu_variants),
     KitBlockCase("toy_gpt_attention_kit_block", "toy_gpt", "causal_self_attention", (INPUTS["attention_x"],)),
-    TorchCase("toy_gpt_attention_four_heads", "toy_gpt", "causal_self_attention", INPUTS["four_heads"], gpt_mistakes.attention_variants),
+    TorchCase(
+        "toy_gpt_attention_four_heads",
+        "toy_gpt",
+        "causal_self_attention",
+        INPUTS["four_heads"],
+        gpt_mistakes.attention_variants,
+    ),
     TorchCase("toy_gpt_forward", "toy_gpt", "gpt_forward", (KIT_WEIGHTS, TOKENS), gpt_mistakes.gpt_forward_variants),
     TorchCase("toy_gpt_cached", "toy_gpt", "gpt_forward", (KIT_WEIGHTS, TOKENS), gpt_mistakes.cached_step_variants),
     TorchCase("toy_gpt_generate", "toy_gpt", "generate", (KIT_WEIGHTS, PROMPT, N_NEW), gpt_mistakes.generate_variants),
@@ -163,7 +184,9 @@ def write_weights(folder: Path) -> Path:
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--write-weights", action="store_true", help="write toy_gpt_weights.npz into the reference folder")
+    parser.add_argument(
+        "--write-weights", action="store_true", help="write toy_gpt_weights.npz into the reference folder"
+    )
     parser.add_argument("--reference", default=str(Path("solutions") / tasks.LAB))
     options = parser.parse_args()
     if options.write_weights:

@@ -20,29 +20,49 @@ def reports(reported: Got, actual: float, wrong: dict) -> None:
     """The ``max_abs_diff`` in ``reported`` is ``actual``, the difference the grader computed itself."""
     value = reported.number()
     holds = torch_side.same_difference(value, actual)
-    expect_that(reported, holds, f"{actual:.6g}, the largest |attention - SDPA| the grader finds", f"{value:.6g}", value=np.asarray(value), wrong=wrong)
+    expect_that(
+        reported,
+        holds,
+        f"{actual:.6g}, the largest |attention - SDPA| the grader finds",
+        f"{value:.6g}",
+        value=np.asarray(value),
+        wrong=wrong,
+    )
 
 
 def agrees_with_torch(lab: Lab, Q: np.ndarray, K: np.ndarray, V: np.ndarray, mask: Any, described: str) -> Got:
-    """compare_with_torch reports what the grader finds between the student's attention and SDPA, and it is small; the backend part."""
+    """compare_with_torch reports what the grader finds between the student's attention and SDPA, and it is small;
+    the backend part."""
     got = lab.call("compare_with_torch", Q, K, V, mask, text=f"compare_with_torch(Q, K, V, mask) with {described}")
     reported, backend = got.parts("max_abs_diff", "backend")
     reported.number()  # a number, before the grader looks further
-    output = lab.call("scaling.attention", Q, K, V, mask, text=f"attention(Q, K, V, mask) with {described}").parts("output", "weights")[0]
+    output = lab.call("scaling.attention", Q, K, V, mask, text=f"attention(Q, K, V, mask) with {described}").parts(
+        "output", "weights"
+    )[0]
     ours = output.array(Q.shape[:-1] + V.shape[-1:])
     actual = float(np.max(np.abs(ours.astype(float) - torch_side.sdpa(Q, K, V, mask))))
     reports(reported, actual, torch_side.compare_variants(ours, Q, K, V, mask))
-    expect_that(output, actual <= torch_side.AGREE, f"within {torch_side.AGREE:g} of scaled_dot_product_attention", f"a largest difference of {actual:.3g}")
+    expect_that(
+        output,
+        actual <= torch_side.AGREE,
+        f"within {torch_side.AGREE:g} of scaled_dot_product_attention",
+        f"a largest difference of {actual:.3g}",
+    )
     return backend
 
 
-def reports_known_error(lab: Lab, Q: np.ndarray, K: np.ndarray, V: np.ndarray, mask: Any, shift: np.ndarray, text: str) -> None:
-    """With scaling.attention's output shifted by ``shift`` (inside the sandbox), compare_with_torch reports the shifted difference."""
+def reports_known_error(
+    lab: Lab, Q: np.ndarray, K: np.ndarray, V: np.ndarray, mask: Any, shift: np.ndarray, text: str
+) -> None:
+    """With scaling.attention's output shifted by ``shift`` (inside the sandbox), compare_with_torch reports the
+    shifted difference."""
     got = lab.probe("compare_with_shifted_attention", Q, K, V, mask, shift, text=text)
     result, seen = got.value
     reported, _ = got.with_value(result).parts("max_abs_diff", "backend")
     reported.number()  # a number, before the grader looks further
-    expect_that(reported, seen is not None, "a call of attention from scaling.py", "a result computed without calling it")
+    expect_that(
+        reported, seen is not None, "a call of attention from scaling.py", "a result computed without calling it"
+    )
     seen = got.with_value(seen).array(shift.shape)
     actual = float(np.max(np.abs(seen.astype(float) - torch_side.sdpa(Q, K, V, mask))))
     reports(reported, actual, torch_side.compare_variants(seen, Q, K, V, mask))
@@ -55,4 +75,9 @@ def names_a_kernel(backend: Got, Q: np.ndarray, K: np.ndarray, V: np.ndarray, ma
     named = {kernel for kernel in torch_side.KERNELS if kernel in name.lower()}
     expect_that(backend, bool(named), f"one of {', '.join(torch_side.KERNELS)}", repr(name))
     possible = torch_side.possible_kernels(Q, K, V, mask)
-    expect_that(backend, bool(named & possible), f"a kernel that can run these inputs here ({' or '.join(sorted(possible))})", repr(name))
+    expect_that(
+        backend,
+        bool(named & possible),
+        f"a kernel that can run these inputs here ({' or '.join(sorted(possible))})",
+        repr(name),
+    )

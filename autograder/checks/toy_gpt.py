@@ -9,14 +9,17 @@ implementation passes; a mistake is named from the wrong answers of
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from autograder.checking import Got, Lab, expect_close, expect_that
 from autograder.sandbox.protocol import AsTorch
 
-LOGITS = dict(rtol=1e-4, atol=1e-5)  # float32 lands within 1e-6 of float64 here; every known mistake is 1e-3 or more away
+LOGITS = dict(
+    rtol=1e-4, atol=1e-5
+)  # float32 lands within 1e-6 of float64 here; every known mistake is 1e-3 or more away
 
 
 def send(weights: dict[str, Any], dtype: type = np.float64) -> dict[str, Any]:
@@ -26,42 +29,75 @@ def send(weights: dict[str, Any], dtype: type = np.float64) -> dict[str, Any]:
         return AsTorch(np.asarray(array, dtype=dtype))
 
     blocks = [{key: tensor(value) for key, value in block.items()} for block in weights["blocks"]]
-    return {**{key: tensor(weights[key]) for key in ("wte", "wpe", "lnf_g", "lnf_b")}, "n_heads": int(weights["n_heads"]), "blocks": blocks}
+    return {
+        **{key: tensor(weights[key]) for key in ("wte", "wpe", "lnf_g", "lnf_b")},
+        "n_heads": int(weights["n_heads"]),
+        "blocks": blocks,
+    }
 
 
 def describe(weights: dict[str, Any]) -> str:
     """The model's size in words, e.g. ``2 blocks of 2 heads, width 8, 16 tokens, 16 positions``."""
     V, d = np.shape(weights["wte"])
     blocks = len(weights["blocks"])
-    return f"{blocks} block{'s' * (blocks != 1)} of {weights['n_heads']} heads, width {d}, {V} tokens, {len(weights['wpe'])} positions"
+    return (
+        f"{blocks} block{'s' * (blocks != 1)} of {weights['n_heads']} heads, width {d}, {V} tokens, "
+        f"{len(weights['wpe'])} positions"
+    )
 
 
 def expect_logits(got: Got, expected: np.ndarray, wrong: dict[str, np.ndarray]) -> np.ndarray:
     """Logits equal to ``expected`` to float32 rounding; a wrong answer of another shape is named too."""
     value = got.value
     if isinstance(value, np.ndarray) and value.shape != np.shape(expected):
-        expect_that(got, False, f"an array of shape {np.shape(expected)}", f"shape {value.shape}", value=value, wrong=wrong)
+        expect_that(
+            got, False, f"an array of shape {np.shape(expected)}", f"shape {value.shape}", value=value, wrong=wrong
+        )
     return expect_close(got, expected, wrong=wrong, **LOGITS)
 
 
-def forward_matches(lab: Lab, weights: dict[str, Any], tokens: Sequence[int], expected: np.ndarray, wrong: dict, described: str, dtype: type = np.float64) -> None:
+def forward_matches(
+    lab: Lab,
+    weights: dict[str, Any],
+    tokens: Sequence[int],
+    expected: np.ndarray,
+    wrong: dict,
+    described: str,
+    dtype: type = np.float64,
+) -> None:
     """``gpt_forward(weights, tokens)`` gives the reference's logits."""
     text = f"gpt_forward(weights, tokens) with {described} ({np.dtype(dtype).name}) and tokens {list(tokens)}"
     got = lab.call("gpt_forward", send(weights, dtype), AsTorch(np.asarray(tokens, dtype=np.int64)), text=text)
     expect_logits(got, expected, wrong)
 
 
-def cached_steps_match(lab: Lab, weights: dict[str, Any], tokens: Sequence[int], expected: np.ndarray, wrong: dict, described: str) -> None:
-    """``gpt_step`` token by token through ``new_cache`` gives the full pass's logits at every position, and fills every cache."""
+def cached_steps_match(
+    lab: Lab, weights: dict[str, Any], tokens: Sequence[int], expected: np.ndarray, wrong: dict, described: str
+) -> None:
+    """``gpt_step`` token by token through ``new_cache`` gives the full pass's logits at every position, and fills
+    every cache."""
     n, V = len(tokens), np.shape(weights["wte"])[0]
-    text = f"cache = new_cache(weights), then gpt_step(weights, tokens[t], t, cache) for t = 0..{n - 1}, with {described} and tokens {list(tokens)}"
+    text = (
+        "cache = new_cache(weights), then gpt_step(weights, tokens[t], t, cache) for t = "
+        f"0..{n - 1}, with {described} and tokens {list(tokens)}"
+    )
     got = lab.probe("toy_gpt_cached_steps", send(weights), [int(t) for t in tokens], text=text)
     rows, lengths = got.parts("the logits of each step", "len() of every cache afterwards")
-    expect_that(rows, isinstance(rows.value, list) and len(rows.value) == n, f"{n} logits, one per step", f"{len(rows.value) if isinstance(rows.value, list) else rows.value!r}")
+    expect_that(
+        rows,
+        isinstance(rows.value, list) and len(rows.value) == n,
+        f"{n} logits, one per step",
+        f"{len(rows.value) if isinstance(rows.value, list) else rows.value!r}",
+    )
     stacked = np.stack([Got(rows.step, f"{rows.call}, step {t}", row).array((V,)) for t, row in enumerate(rows.value)])
     expect_logits(rows.with_value(stacked), expected, wrong)
     full = [[n] * int(weights["n_heads"]) for _ in weights["blocks"]]
-    expect_that(lengths, lengths.value == full, f"every layer's and head's cache holding the {n} tokens: {full}", f"{lengths.value}")
+    expect_that(
+        lengths,
+        lengths.value == full,
+        f"every layer's and head's cache holding the {n} tokens: {full}",
+        f"{lengths.value}",
+    )
 
 
 def _token_ids(got: Got, n_new: int) -> np.ndarray:
@@ -73,21 +109,44 @@ def _token_ids(got: Got, n_new: int) -> np.ndarray:
     return ids.astype(int)
 
 
-def generate_matches(lab: Lab, weights: dict[str, Any], prompt: Sequence[int], n_new: int, expected: tuple[np.ndarray, np.ndarray], wrong: dict, described: str) -> None:
-    """Greedy ``generate`` with and without the cache: the reference's tokens and logits, each run through its own path."""
+def generate_matches(
+    lab: Lab,
+    weights: dict[str, Any],
+    prompt: Sequence[int],
+    n_new: int,
+    expected: tuple[np.ndarray, np.ndarray],
+    wrong: dict,
+    described: str,
+) -> None:
+    """Greedy ``generate`` with and without the cache: the reference's tokens and logits, each run through its own
+    path."""
     tokens_ref, logits_ref = (np.asarray(part) for part in expected)
     wrong_logits = {mistake: value[1] for mistake, value in wrong.items()}
     text = f"generate(weights, {list(prompt)}, {n_new}, use_cache=False, then True) with {described}"
     got = lab.probe("toy_gpt_generate", send(weights), [int(t) for t in prompt], int(n_new), text=text)
     for name, use_cache in (("no_cache", False), ("cache", True)):
         result, step_calls, forward_calls = got.value[name]
-        run = Got(got.step, f"generate(weights, {list(prompt)}, {n_new}, use_cache={use_cache}) with {described}", result)
+        run = Got(
+            got.step, f"generate(weights, {list(prompt)}, {n_new}, use_cache={use_cache}) with {described}", result
+        )
         calls = f"{step_calls} calls of gpt_step and {forward_calls} of gpt_forward"
         if use_cache:
             unused = step_calls < n_new or forward_calls > 0
-            expect_that(run, not unused, f"gpt_step for every new token ({n_new} calls or more) and no gpt_forward", calls, value=np.asarray(unused), wrong={"generate_cache_unused": np.asarray(True)})
+            expect_that(
+                run,
+                not unused,
+                f"gpt_step for every new token ({n_new} calls or more) and no gpt_forward",
+                calls,
+                value=np.asarray(unused),
+                wrong={"generate_cache_unused": np.asarray(True)},
+            )
         else:
-            expect_that(run, forward_calls >= n_new and step_calls == 0, f"gpt_forward over the prefix for every new token ({n_new} calls) and no gpt_step", calls)
+            expect_that(
+                run,
+                forward_calls >= n_new and step_calls == 0,
+                f"gpt_forward over the prefix for every new token ({n_new} calls) and no gpt_step",
+                calls,
+            )
         tokens, logits = run.parts("tokens", "logits")
         expect_logits(logits, logits_ref, wrong_logits)
         ids = _token_ids(tokens, n_new)

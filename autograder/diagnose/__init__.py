@@ -8,8 +8,8 @@ those wrong answers; the first one that matches names the mistake.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 import numpy as np
 

@@ -10,17 +10,36 @@ from autograder.diagnose.scaling import attention_variants
 MISTAKES = {
     m.id: m
     for m in (
-        Mistake("concat_order_swapped", "the heads are concatenated in the wrong order; the table is [head 1 | head 2 | ...] in the order of `heads`"),
+        Mistake(
+            "concat_order_swapped",
+            "the heads are concatenated in the wrong order; the table is [head 1 | head 2 | ...] in "
+            "the order of `heads`",
+        ),
         Mistake("multi_head_missing_wo", "the concatenated heads are returned without the output projection W_O"),
         Mistake("layernorm_no_eps", "LayerNorm leaves out eps; divide by sqrt(var + eps) with eps = 1e-5"),
-        Mistake("layernorm_sample_variance", "LayerNorm uses the sample variance (divide by d - 1); it uses the population variance (divide by d)"),
-        Mistake("rmsnorm_subtracts_mean", "RMSNorm subtracts the mean (that is LayerNorm); it only divides x by sqrt(mean(x**2) + eps)"),
+        Mistake(
+            "layernorm_sample_variance",
+            "LayerNorm uses the sample variance (divide by d - 1); it uses the population variance (divide by d)",
+        ),
+        Mistake(
+            "rmsnorm_subtracts_mean",
+            "RMSNorm subtracts the mean (that is LayerNorm); it only divides x by sqrt(mean(x**2) + eps)",
+        ),
         Mistake("rmsnorm_no_eps", "RMSNorm leaves out eps; divide by sqrt(mean(x**2) + eps)"),
         Mistake("ffn_no_relu", "the feed-forward network has no ReLU on x W1 + b1"),
         Mistake("ffn_raw_residual", "the feed-forward network reads the raw residual x; it reads LayerNorm(x)"),
-        Mistake("ffn_added_to_normalised", "the feed-forward output is added to LayerNorm(x); it is added to the un-normalised residual x"),
-        Mistake("block_norm_before_attention", "the block normalises X before attention; the worked block has no LayerNorm there (x = X + MultiHead(X))"),
-        Mistake("block_no_attention_residual", "the residual around attention is missing; x = X + MultiHead(X), not MultiHead(X)"),
+        Mistake(
+            "ffn_added_to_normalised",
+            "the feed-forward output is added to LayerNorm(x); it is added to the un-normalised residual x",
+        ),
+        Mistake(
+            "block_norm_before_attention",
+            "the block normalises X before attention; the worked block has no LayerNorm there (x = X + MultiHead(X))",
+        ),
+        Mistake(
+            "block_no_attention_residual",
+            "the residual around attention is missing; x = X + MultiHead(X), not MultiHead(X)",
+        ),
     )
 }
 
@@ -44,7 +63,9 @@ def multi_head_variants(ref, X, heads, W_O) -> dict[str, np.ndarray]:
     first = ref.scaling.project(X, *heads[0])
     for mistake in attention_variants(ref, *first):
         try:
-            out[mistake] = _multi_head_with(ref, X, heads, W_O, lambda Q, K, V, m=mistake: attention_variants(ref, Q, K, V)[m][0])
+            out[mistake] = _multi_head_with(
+                ref, X, heads, W_O, lambda Q, K, V, m=mistake: attention_variants(ref, Q, K, V)[m][0]
+            )
         except (KeyError, ValueError):  # a mistake that needs other shapes than some head has
             continue
     return out
@@ -88,7 +109,9 @@ def block_variants(ref, X, heads, W_O, W1, b1, W2, b2) -> dict[str, np.ndarray]:
         return x + ffn(norm(x))
 
     x = X + ref.block.multi_head(X, heads, W_O)
-    norm_mistakes = {m: (lambda r, m=m: layer_norm_variants(ref, r)[m]) for m in ("layernorm_no_eps", "layernorm_sample_variance")}
+    norm_mistakes = {
+        m: (lambda r, m=m: layer_norm_variants(ref, r)[m]) for m in ("layernorm_no_eps", "layernorm_sample_variance")
+    }
     with np.errstate(divide="ignore", invalid="ignore"):
         out = {
             "ffn_raw_residual": x + ffn(x),

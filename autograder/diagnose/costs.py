@@ -7,15 +7,30 @@ from autograder.diagnose import Mistake
 MISTAKES = {
     m.id: m
     for m in (
-        Mistake("d_ff_ignored", "d_ff is ignored: the FFN has 2 d d_ff weights (3 d d_ff when gated), and d_ff is 4d only when none is given"),
+        Mistake(
+            "d_ff_ignored",
+            "d_ff is ignored: the FFN has 2 d d_ff weights (3 d d_ff when gated), and d_ff is 4d only "
+            "when none is given",
+        ),
         Mistake("gated_ffn_two_matrices", "a gated FFN (SwiGLU) has three d x d_ff matrices (gate, up, down), not two"),
-        Mistake("gpt2_untied_embeddings", "the output layer is counted again; GPT-2 ties it to the token embeddings, so it adds no weights"),
+        Mistake(
+            "gpt2_untied_embeddings",
+            "the output layer is counted again; GPT-2 ties it to the token embeddings, so it adds no weights",
+        ),
         Mistake("gpt2_no_final_norm", "the final LayerNorm after the last block (gamma and beta, 2d) is missing"),
         Mistake("heads_ignored", "n_heads is ignored: every head has its own n x n score matrix"),
         Mistake("gb_not_gib", "the size is in GB (1e9 bytes); the table is in GiB (2**30 bytes)"),
         Mistake("gib_not_gb", "the size is in GiB (2**30 bytes); this answer is in GB (1e9 bytes)"),
-        Mistake("mac_as_one_flop", "a multiply-add is counted as 1 FLOP; the chapter counts 2 (a multiply and an add), for the n^2 terms as for the weights"),
-        Mistake("projections_in_attention_share", "the Q, K, V and O projections are counted as attention; the share counts only Q K^T and A V, the terms that grow with n^2"),
+        Mistake(
+            "mac_as_one_flop",
+            "a multiply-add is counted as 1 FLOP; the chapter counts 2 (a multiply and an add), for "
+            "the n^2 terms as for the weights",
+        ),
+        Mistake(
+            "projections_in_attention_share",
+            "the Q, K, V and O projections are counted as attention; the share counts only Q K^T and A "
+            "V, the terms that grow with n^2",
+        ),
         Mistake("share_as_percent", "the share is in percent; return a fraction between 0 and 1"),
     )
 }

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -11,15 +11,27 @@ from autograder.diagnose import Mistake
 MISTAKES = {
     m.id: m
     for m in (
-        Mistake("grad_dv_not_transposed", "dV is A dO; it is A^T dO (value row j collects the gradient of every query that read it)"),
+        Mistake(
+            "grad_dv_not_transposed",
+            "dV is A dO; it is A^T dO (value row j collects the gradient of every query that read it)",
+        ),
         Mistake("grad_missing_scale", "dQ and dK miss the factor 1/sqrt(d_k) of the scaled scores"),
-        Mistake("grad_softmax_no_rowsum", "the softmax backward does not subtract the row sum; dS = A * (dA - rowsum(A * dA))"),
+        Mistake(
+            "grad_softmax_no_rowsum",
+            "the softmax backward does not subtract the row sum; dS = A * (dA - rowsum(A * dA))",
+        ),
         Mistake("grad_dk_not_transposed", "dK uses dS instead of its transpose; dK = dS^T Q / sqrt(d_k)"),
         Mistake("grad_dq_dk_swapped", "dQ and dK are swapped (dQ = dS K / sqrt(d_k), dK = dS^T Q / sqrt(d_k))"),
-        Mistake("central_forward_difference", "this is a forward difference (f(x + h) - f(x)) / h; the central difference is (f(x + h) - f(x - h)) / 2h"),
+        Mistake(
+            "central_forward_difference",
+            "this is a forward difference (f(x + h) - f(x)) / h; the central difference is (f(x + h) - f(x - h)) / 2h",
+        ),
         Mistake("central_no_half", "the difference f(x + h) - f(x - h) is divided by h instead of 2h"),
         Mistake("central_all_at_once", "every coordinate is moved at once; move one coordinate at a time (x + h e_i)"),
-        Mistake("central_not_restored", "a coordinate is not put back after it was moved, so the later ones are measured at a shifted point"),
+        Mistake(
+            "central_not_restored",
+            "a coordinate is not put back after it was moved, so the later ones are measured at a shifted point",
+        ),
     )
 }
 
@@ -62,4 +74,9 @@ def central_difference_variants(f: Callable[[np.ndarray], float], x, h: float) -
         shifted[index] -= h  # and it stays there for the later coordinates
         not_restored[index] = (float(f(plus)) - float(f(shifted))) / (2 * h)
     at_once = np.full_like(x, (float(f(x + h)) - float(f(x - h))) / (2 * h))
-    return {"central_forward_difference": forward, "central_no_half": no_half, "central_all_at_once": at_once, "central_not_restored": not_restored}
+    return {
+        "central_forward_difference": forward,
+        "central_no_half": no_half,
+        "central_all_at_once": at_once,
+        "central_not_restored": not_restored,
+    }

@@ -10,9 +10,20 @@ from autograder.diagnose import Mistake
 MISTAKES = {
     m.id: m
     for m in (
-        Mistake("attend_before_append", "the new token attends before its key and value are appended, so it cannot see itself; append first, then attend over the whole cache"),
-        Mistake("cache_keeps_last_only", "the cache keeps only the newest tokens instead of adding them after the cached ones (concatenate along the token axis, -2)"),
-        Mistake("kv_missing_factor_two", "the factor 2 for K and V is missing: every token stores a key and a value vector per KV head and layer"),
+        Mistake(
+            "attend_before_append",
+            "the new token attends before its key and value are appended, so it cannot see itself; "
+            "append first, then attend over the whole cache",
+        ),
+        Mistake(
+            "cache_keeps_last_only",
+            "the cache keeps only the newest tokens instead of adding them after the cached ones "
+            "(concatenate along the token axis, -2)",
+        ),
+        Mistake(
+            "kv_missing_factor_two",
+            "the factor 2 for K and V is missing: every token stores a key and a value vector per KV head and layer",
+        ),
     )
 }
 

@@ -9,10 +9,20 @@ from autograder.diagnose import Mistake
 MISTAKES = {
     m.id: m
     for m in (
-        Mistake("mask_inverted", "the mask is inverted: True must mean the query may attend to that key (j <= i), not that it is blocked"),
+        Mistake(
+            "mask_inverted",
+            "the mask is inverted: True must mean the query may attend to that key (j <= i), not that it is blocked",
+        ),
         Mistake("mask_off_by_one", "the mask is off by one: a token must attend to itself (j <= i, not j < i)"),
-        Mistake("mask_ignores_offset", "the mask ignores the offset n_k - n_q: with a cache the queries are the last n_q positions"),
-        Mistake("mask_after_softmax", "the mask is applied after the softmax; masked scores must become -inf before it, so each row still sums to 1"),
+        Mistake(
+            "mask_ignores_offset",
+            "the mask ignores the offset n_k - n_q: with a cache the queries are the last n_q positions",
+        ),
+        Mistake(
+            "mask_after_softmax",
+            "the mask is applied after the softmax; masked scores must become -inf before it, so each "
+            "row still sums to 1",
+        ),
         Mistake("mask_fill_zero", "masked scores are set to 0 instead of -inf, so masked keys still get weight"),
     )
 }
@@ -49,7 +59,11 @@ def masked_attention_variants(ref, Q, K, V, mask) -> dict[str, tuple[np.ndarray,
     n_q, n_k = mask.shape[-2:]
     if mask.shape == (n_q, n_k) and np.array_equal(mask, np.tril(np.ones((n_q, n_k), bool), k=n_k - n_q)):
         with np.errstate(invalid="ignore"):
-            weights["mask_off_by_one"] = ref.softmax.softmax(np.where(np.tril(np.ones((n_q, n_k), bool), k=n_k - n_q - 1), S, -np.inf))
+            weights["mask_off_by_one"] = ref.softmax.softmax(
+                np.where(np.tril(np.ones((n_q, n_k), bool), k=n_k - n_q - 1), S, -np.inf)
+            )
         if n_k != n_q:
-            weights["mask_ignores_offset"] = ref.softmax.softmax(np.where(np.tril(np.ones((n_q, n_k), bool)), S, -np.inf))
+            weights["mask_ignores_offset"] = ref.softmax.softmax(
+                np.where(np.tril(np.ones((n_q, n_k), bool)), S, -np.inf)
+            )
     return {key: (w @ V, w) for key, w in weights.items()}

@@ -7,7 +7,7 @@ built the same way in the grader (for the reference) and in the sandboxed child
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -16,14 +16,36 @@ from autograder.diagnose import Mistake
 MISTAKES = {
     m.id: m
     for m in (
-        Mistake("gates_over_all_experts", "the gates are a softmax over all experts' scores; take the softmax over the k chosen scores only, so a token's gates sum to 1"),
+        Mistake(
+            "gates_over_all_experts",
+            "the gates are a softmax over all experts' scores; take the softmax over the k chosen "
+            "scores only, so a token's gates sum to 1",
+        ),
         Mistake("topk_ascending", "the chosen experts are listed in ascending score order; list them best first"),
-        Mistake("topk_lowest", "the k experts with the lowest scores are chosen; take the k highest (sort by -s, or take the end of an ascending sort)"),
+        Mistake(
+            "topk_lowest",
+            "the k experts with the lowest scores are chosen; take the k highest (sort by -s, or take "
+            "the end of an ascending sort)",
+        ),
         Mistake("moe_output_unweighted", "the experts' outputs are added without their gates"),
-        Mistake("every_expert_called", "every expert is called on every token; call an expert only with the tokens routed to it (that is what makes the layer sparse)"),
-        Mistake("load_counts", "the load is a count of (token, slot) pairs; divide by the number of pairs so the shares sum to 1"),
-        Mistake("load_per_token", "the load is divided by the number of tokens, so it sums to k; divide by the number of (token, slot) pairs"),
-        Mistake("moe_attention_per_expert", "the attention weights are counted once per expert, as if the model were n_experts copies of a dense model; only the FFN is replicated, attention (4 d^2 per layer) is shared"),
+        Mistake(
+            "every_expert_called",
+            "every expert is called on every token; call an expert only with the tokens routed to it "
+            "(that is what makes the layer sparse)",
+        ),
+        Mistake(
+            "load_counts",
+            "the load is a count of (token, slot) pairs; divide by the number of pairs so the shares sum to 1",
+        ),
+        Mistake(
+            "load_per_token",
+            "the load is divided by the number of tokens, so it sums to k; divide by the number of (token, slot) pairs",
+        ),
+        Mistake(
+            "moe_attention_per_expert",
+            "the attention weights are counted once per expert, as if the model were n_experts copies "
+            "of a dense model; only the FFN is replicated, attention (4 d^2 per layer) is shared",
+        ),
     )
 }
 
@@ -66,7 +88,9 @@ def moe_layer_variants(ref, x: np.ndarray, W_r: np.ndarray, experts, k: int) -> 
     x = np.asarray(x, dtype=float)
     outputs = np.stack([expert(x) for expert in experts])  # (n_experts, n, d) every expert on every token
     indices, gates = ref.moe_router.route(x, W_r, k)
-    out = {name: mix(outputs, i, g) for name, (i, g) in route_variants(ref, x, W_r, k).items() if name != "topk_ascending"}
+    out = {
+        name: mix(outputs, i, g) for name, (i, g) in route_variants(ref, x, W_r, k).items() if name != "topk_ascending"
+    }
     out["moe_output_unweighted"] = mix(outputs, indices, np.ones_like(gates))
     return out
 

@@ -9,29 +9,70 @@ from autograder.diagnose import Mistake
 MISTAKES = {
     m.id: m
     for m in (
-        Mistake("pe_blocks_not_interleaved", "the sines and cosines are in two blocks (all sines, then all cosines); they must interleave: sin in dimension 2i, cos of the same angle in 2i+1"),
-        Mistake("pe_sin_cos_swapped", "sin and cos are swapped: dimension 2i holds the sine and dimension 2i+1 the cosine"),
-        Mistake("pe_exponent_i_over_d", "the exponent is i/d instead of 2i/d: pair i (dimensions 2i and 2i+1) uses the frequency base**(-2i/d)"),
+        Mistake(
+            "pe_blocks_not_interleaved",
+            "the sines and cosines are in two blocks (all sines, then all cosines); they must "
+            "interleave: sin in dimension 2i, cos of the same angle in 2i+1",
+        ),
+        Mistake(
+            "pe_sin_cos_swapped", "sin and cos are swapped: dimension 2i holds the sine and dimension 2i+1 the cosine"
+        ),
+        Mistake(
+            "pe_exponent_i_over_d",
+            "the exponent is i/d instead of 2i/d: pair i (dimensions 2i and 2i+1) uses the frequency base**(-2i/d)",
+        ),
         Mistake("pe_exponent_doubled", "the exponent is doubled: dimension 2i uses base**(2i/d), not base**(2*(2i)/d)"),
-        Mistake("pe_exponent_per_dimension", "each dimension gets its own frequency; the cosine in dimension 2i+1 must use the same angle as the sine in 2i (exponent 2i/d, not (2i+1)/d)"),
-        Mistake("rope_wrong_direction", "the pairs turn the wrong way: (x, y) at angle a becomes (x cos a - y sin a, x sin a + y cos a)"),
-        Mistake("rope_exponent_i_over_d", "the exponent is i/d instead of 2i/d: pair i is turned by positions * base**(-2i/d)"),
-        Mistake("rope_half_pairs", "the pairs are the two halves (i, i + d/2); the lab rotates consecutive pairs (2i, 2i+1)"),
-        Mistake("rope_pair_angles_differ", "the two entries of a pair are turned by different angles (frequencies tiled instead of repeated), so the result is not a rotation"),
-        Mistake("alibi_positive_bias", "the bias has the wrong sign: a key j <= i gets -slope * (i - j), a penalty that grows with the distance"),
-        Mistake("alibi_wrong_triangle", "the bias is in the wrong triangle: keys j <= i get -slope * (i - j) and keys above the diagonal get -inf"),
+        Mistake(
+            "pe_exponent_per_dimension",
+            "each dimension gets its own frequency; the cosine in dimension 2i+1 must use the same "
+            "angle as the sine in 2i (exponent 2i/d, not (2i+1)/d)",
+        ),
+        Mistake(
+            "rope_wrong_direction",
+            "the pairs turn the wrong way: (x, y) at angle a becomes (x cos a - y sin a, x sin a + y cos a)",
+        ),
+        Mistake(
+            "rope_exponent_i_over_d",
+            "the exponent is i/d instead of 2i/d: pair i is turned by positions * base**(-2i/d)",
+        ),
+        Mistake(
+            "rope_half_pairs", "the pairs are the two halves (i, i + d/2); the lab rotates consecutive pairs (2i, 2i+1)"
+        ),
+        Mistake(
+            "rope_pair_angles_differ",
+            "the two entries of a pair are turned by different angles (frequencies tiled instead of "
+            "repeated), so the result is not a rotation",
+        ),
+        Mistake(
+            "alibi_positive_bias",
+            "the bias has the wrong sign: a key j <= i gets -slope * (i - j), a penalty that grows with the distance",
+        ),
+        Mistake(
+            "alibi_wrong_triangle",
+            "the bias is in the wrong triangle: keys j <= i get -slope * (i - j) and keys above the diagonal get -inf",
+        ),
         Mistake("alibi_no_causal_mask", "the keys after the query (j > i) must get -inf, not a distance penalty"),
-        Mistake("alibi_slopes_fixed_ratio", "the slopes are 2**-h for every head count; they are 2**(-8h/n_heads), h = 1 .. n_heads"),
-        Mistake("alibi_slopes_from_zero", "the heads are counted from h = 0; the slopes are 2**(-8h/n_heads) for h = 1 .. n_heads"),
+        Mistake(
+            "alibi_slopes_fixed_ratio",
+            "the slopes are 2**-h for every head count; they are 2**(-8h/n_heads), h = 1 .. n_heads",
+        ),
+        Mistake(
+            "alibi_slopes_from_zero",
+            "the heads are counted from h = 0; the slopes are 2**(-8h/n_heads) for h = 1 .. n_heads",
+        ),
     )
 }
 
 
 def _distinct(right: np.ndarray, wrong: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """The wrong answers that differ from the right one and from every earlier wrong one (the first of equals is kept)."""
+    """The wrong answers that differ from the right one and from every earlier wrong one (the first of equals is
+    kept)."""
     kept: dict = {}
     for mistake, value in wrong.items():
-        if all(np.shape(value) != np.shape(other) or not np.allclose(value, other, rtol=1e-9, atol=1e-12) for other in (right, *kept.values())):
+        if all(
+            np.shape(value) != np.shape(other) or not np.allclose(value, other, rtol=1e-9, atol=1e-12)
+            for other in (right, *kept.values())
+        ):
             kept[mistake] = value
     return kept
 
@@ -82,7 +123,10 @@ def rope_variants(ref, x: np.ndarray, positions, base: float = 10000.0) -> dict[
 def alibi_slopes_variants(ref, n_heads: int) -> dict[str, np.ndarray]:
     """What each mistake returns for ``alibi_slopes(n_heads)``."""
     slopes = ref.positions.alibi_slopes(n_heads)
-    wrong = {"alibi_slopes_fixed_ratio": 2.0 ** -np.arange(1, n_heads + 1), "alibi_slopes_from_zero": slopes * 2.0 ** (8.0 / n_heads)}
+    wrong = {
+        "alibi_slopes_fixed_ratio": 2.0 ** -np.arange(1, n_heads + 1),
+        "alibi_slopes_from_zero": slopes * 2.0 ** (8.0 / n_heads),
+    }
     return _distinct(slopes, wrong)
 
 

@@ -19,8 +19,15 @@ from autograder.diagnose import Mistake
 MISTAKES = {
     m.id: m
     for m in (
-        Mistake("sdpa_float_mask", "the mask reached scaled_dot_product_attention as numbers: a float mask is added to the scores (0 or 1) and blocks nothing; pass the bool mask, True = may attend"),
-        Mistake("compare_mean_not_max", "the differences are averaged; compare_with_torch must return the largest absolute difference"),
+        Mistake(
+            "sdpa_float_mask",
+            "the mask reached scaled_dot_product_attention as numbers: a float mask is added to the "
+            "scores (0 or 1) and blocks nothing; pass the bool mask, True = may attend",
+        ),
+        Mistake(
+            "compare_mean_not_max",
+            "the differences are averaged; compare_with_torch must return the largest absolute difference",
+        ),
     )
 }
 KERNELS = ("flash", "efficient", "cudnn", "math", "overrideable")  # names a backend may contain
@@ -32,7 +39,9 @@ def same_difference(reported: float, actual: float) -> bool:
     return bool(abs(reported - actual) <= 1e-6 + 1e-3 * abs(actual))
 
 
-def sdpa(Q: ArrayLike, K: ArrayLike, V: ArrayLike, mask: ArrayLike | None = None, float_mask: bool = False) -> np.ndarray:
+def sdpa(
+    Q: ArrayLike, K: ArrayLike, V: ArrayLike, mask: ArrayLike | None = None, float_mask: bool = False
+) -> np.ndarray:
     """PyTorch's attention output (float32, default kernel) as a float64 array.
 
     ``float_mask``: pass the mask as 0/1 floats, the way the ``sdpa_float_mask`` mistake does.
@@ -65,7 +74,12 @@ def possible_kernels(Q: ArrayLike, K: ArrayLike, V: ArrayLike, mask: ArrayLike |
         return set(KERNELS)
     q, k, v = (torch.as_tensor(np.asarray(a), dtype=torch.float32) for a in (Q, K, V))
     attn_mask = None if mask is None else torch.as_tensor(np.asarray(mask, dtype=bool))
-    names = {SDPBackend.FLASH_ATTENTION: "flash", SDPBackend.EFFICIENT_ATTENTION: "efficient", SDPBackend.CUDNN_ATTENTION: "cudnn", SDPBackend.MATH: "math"}
+    names = {
+        SDPBackend.FLASH_ATTENTION: "flash",
+        SDPBackend.EFFICIENT_ATTENTION: "efficient",
+        SDPBackend.CUDNN_ATTENTION: "cudnn",
+        SDPBackend.MATH: "math",
+    }
     found = set()
     for backend, name in names.items():
         try:
@@ -78,7 +92,9 @@ def possible_kernels(Q: ArrayLike, K: ArrayLike, V: ArrayLike, mask: ArrayLike |
     return found
 
 
-def compare_variants(output: np.ndarray, Q: ArrayLike, K: ArrayLike, V: ArrayLike, mask: ArrayLike | None = None) -> dict[str, np.ndarray]:
+def compare_variants(
+    output: np.ndarray, Q: ArrayLike, K: ArrayLike, V: ArrayLike, mask: ArrayLike | None = None
+) -> dict[str, np.ndarray]:
     """What each mistake reports as ``max_abs_diff`` when the student's attention returned ``output``."""
     output = np.asarray(output, dtype=float)
     gap = np.abs(output - sdpa(Q, K, V, mask))

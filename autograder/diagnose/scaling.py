@@ -25,7 +25,9 @@ def _weights(ref, S: np.ndarray, mask, axis: int = -1) -> np.ndarray:
     return ref.softmax.softmax(S, axis=axis)
 
 
-def attention_variants(ref, Q: np.ndarray, K: np.ndarray, V: np.ndarray, mask=None) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+def attention_variants(
+    ref, Q: np.ndarray, K: np.ndarray, V: np.ndarray, mask=None
+) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """What each mistake returns as ``(output, weights)`` for ``attention(Q, K, V, mask)``."""
     Q, K, V = (np.asarray(a, dtype=float) for a in (Q, K, V))
     d_k = Q.shape[-1]

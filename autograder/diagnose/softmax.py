@@ -9,9 +9,17 @@ from autograder.diagnose import Mistake
 MISTAKES = {
     m.id: m
     for m in (
-        Mistake("softmax_wrong_axis", "the softmax runs over the wrong axis (it must normalise each row, over the key axis given by `axis`)"),
-        Mistake("softmax_no_max_shift", "the maximum is not subtracted before exp, so large scores overflow to inf and give NaN"),
-        Mistake("softmax_whole_array", "the softmax normalises the whole array at once instead of each slice along `axis`"),
+        Mistake(
+            "softmax_wrong_axis",
+            "the softmax runs over the wrong axis (it must normalise each row, over the key axis given by `axis`)",
+        ),
+        Mistake(
+            "softmax_no_max_shift",
+            "the maximum is not subtracted before exp, so large scores overflow to inf and give NaN",
+        ),
+        Mistake(
+            "softmax_whole_array", "the softmax normalises the whole array at once instead of each slice along `axis`"
+        ),
     )
 }
 

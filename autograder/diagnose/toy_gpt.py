@@ -11,7 +11,8 @@ the model, so each check looks for all of them.
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -20,15 +21,51 @@ from autograder.diagnose import Mistake
 MISTAKES = {
     m.id: m
     for m in (
-        Mistake("gpt_positions_after_first_block", "the position embeddings are added after the first block; GPT-2 adds them to the token embeddings before any block: x = wte[tokens] + wpe[:n]"),
-        Mistake("gpt_output_untied", "the logits are projected with the position table wpe; GPT-2 ties the output projection to the token embeddings: logits = layer_norm(x, lnf_g, lnf_b) @ wte.T"),
-        Mistake("gpt_post_norm", "the blocks are post-norm, x = layer_norm(x + sublayer(x)); GPT-2 is pre-norm: x = x + sublayer(layer_norm(x)), and one final LayerNorm after the last block"),
-        Mistake("gpt_no_causal_mask", "the attention has no causal mask, so each token also sees the tokens after it; set the scores above the diagonal to -inf before the softmax"),
-        Mistake("gelu_exact_erf", "GELU is the exact form 0.5 x (1 + erf(x / sqrt(2))); GPT-2 uses the tanh approximation 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))), up to 5e-4 away from it"),
-        Mistake("layernorm_gain_bias_ignored", "LayerNorm leaves out its gain and bias; return g * (x - mean) / sqrt(var + eps) + b"),
-        Mistake("attention_scaled_by_width", "the scores are divided by sqrt(d_model); each head divides by the square root of its own width, sqrt(d_head) = sqrt(d_model / n_heads)"),
-        Mistake("gpt_step_no_position", "gpt_step leaves out the position embedding; the new token enters as wte[token] + wpe[position], as in gpt_forward"),
-        Mistake("generate_cache_unused", "generate(use_cache=True) does not run the new tokens through gpt_step; with the cache, run the prompt through gpt_step token by token, then each new token alone (gpt_forward over the prefix is the way without the cache)"),
+        Mistake(
+            "gpt_positions_after_first_block",
+            "the position embeddings are added after the first block; GPT-2 adds them to the token "
+            "embeddings before any block: x = wte[tokens] + wpe[:n]",
+        ),
+        Mistake(
+            "gpt_output_untied",
+            "the logits are projected with the position table wpe; GPT-2 ties the output projection to "
+            "the token embeddings: logits = layer_norm(x, lnf_g, lnf_b) @ wte.T",
+        ),
+        Mistake(
+            "gpt_post_norm",
+            "the blocks are post-norm, x = layer_norm(x + sublayer(x)); GPT-2 is pre-norm: x = x + "
+            "sublayer(layer_norm(x)), and one final LayerNorm after the last block",
+        ),
+        Mistake(
+            "gpt_no_causal_mask",
+            "the attention has no causal mask, so each token also sees the tokens after it; set the "
+            "scores above the diagonal to -inf before the softmax",
+        ),
+        Mistake(
+            "gelu_exact_erf",
+            "GELU is the exact form 0.5 x (1 + erf(x / sqrt(2))); GPT-2 uses the tanh approximation "
+            "0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))), up to 5e-4 away from it",
+        ),
+        Mistake(
+            "layernorm_gain_bias_ignored",
+            "LayerNorm leaves out its gain and bias; return g * (x - mean) / sqrt(var + eps) + b",
+        ),
+        Mistake(
+            "attention_scaled_by_width",
+            "the scores are divided by sqrt(d_model); each head divides by the square root of its own "
+            "width, sqrt(d_head) = sqrt(d_model / n_heads)",
+        ),
+        Mistake(
+            "gpt_step_no_position",
+            "gpt_step leaves out the position embedding; the new token enters as wte[token] + "
+            "wpe[position], as in gpt_forward",
+        ),
+        Mistake(
+            "generate_cache_unused",
+            "generate(use_cache=True) does not run the new tokens through gpt_step; with the cache, "
+            "run the prompt through gpt_step token by token, then each new token alone (gpt_forward "
+            "over the prefix is the way without the cache)",
+        ),
     )
 }
 
@@ -54,7 +91,9 @@ FORWARD_MISTAKES = (
 STEP_MISTAKES = ("attend_before_append", "gpt_step_no_position")
 
 
-def layer_norm(x: np.ndarray, g: np.ndarray, b: np.ndarray, eps: float = 1e-5, mistake: str | None = None) -> np.ndarray:
+def layer_norm(
+    x: np.ndarray, g: np.ndarray, b: np.ndarray, eps: float = 1e-5, mistake: str | None = None
+) -> np.ndarray:
     """LayerNorm over the last axis with gain and bias, or what ``mistake`` makes of it."""
     centred = x - x.mean(axis=-1, keepdims=True)
     var = x.var(axis=-1, keepdims=True, ddof=1 if mistake == "layernorm_sample_variance" else 0)
@@ -100,7 +139,11 @@ def forward(weights: Weights, tokens: Sequence[int], mistake: str | None = None)
     ``gpt_output_untied`` projects with ``wpe`` (shape ``[n, n_ctx]``).
     """
     tokens = np.asarray(tokens, dtype=int)
-    wte, wpe, n_heads = np.asarray(weights["wte"], dtype=float), np.asarray(weights["wpe"], dtype=float), int(weights["n_heads"])
+    wte, wpe, n_heads = (
+        np.asarray(weights["wte"], dtype=float),
+        np.asarray(weights["wpe"], dtype=float),
+        int(weights["n_heads"]),
+    )
     n = len(tokens)
     positions = np.zeros_like(wpe[:n]) if mistake == "gpt_step_no_position" else wpe[:n]
 
@@ -131,7 +174,10 @@ def forward(weights: Weights, tokens: Sequence[int], mistake: str | None = None)
 def layer_norm_variants(ref, x: np.ndarray, g: np.ndarray, b: np.ndarray) -> dict[str, np.ndarray]:
     """What each mistake returns for ``layer_norm(x, g, b)``."""
     x, g, b = (np.asarray(a, dtype=float) for a in (x, g, b))
-    return {m: layer_norm(x, g, b, mistake=m) for m in ("layernorm_gain_bias_ignored", "layernorm_sample_variance", "layernorm_no_eps")}
+    return {
+        m: layer_norm(x, g, b, mistake=m)
+        for m in ("layernorm_gain_bias_ignored", "layernorm_sample_variance", "layernorm_no_eps")
+    }
 
 
 def gelu_variants(ref, x: np.ndarray) -> dict[str, np.ndarray]:
@@ -159,8 +205,11 @@ def cached_step_variants(ref, weights: Weights, tokens: Sequence[int]) -> dict[s
     return found
 
 
-def greedy(logits_of: Callable[[list[int]], np.ndarray], prompt: Sequence[int], n_new: int) -> tuple[np.ndarray, np.ndarray]:
-    """Greedy generation with ``logits_of(tokens) -> [n, V]``: the ``n_new`` tokens and the ``[n_new, V]`` logits they came from."""
+def greedy(
+    logits_of: Callable[[list[int]], np.ndarray], prompt: Sequence[int], n_new: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Greedy generation with ``logits_of(tokens) -> [n, V]``: the ``n_new`` tokens and the ``[n_new, V]`` logits
+    they came from."""
     tokens, rows = [int(t) for t in prompt], []
     for _ in range(n_new):
         row = logits_of(tokens)[-1]
@@ -169,7 +218,9 @@ def greedy(logits_of: Callable[[list[int]], np.ndarray], prompt: Sequence[int], 
     return np.asarray(tokens[len(prompt) :]), np.asarray(rows)
 
 
-def generate_variants(ref, weights: Weights, prompt: Sequence[int], n_new: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+def generate_variants(
+    ref, weights: Weights, prompt: Sequence[int], n_new: int
+) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """What each mistake of the model gives for ``generate(weights, prompt, n_new)``: ``(tokens, logits)``.
 
     Left out: ``gpt_no_causal_mask`` (the last position sees every token anyway,

@@ -26,12 +26,22 @@ EXIT_OK, EXIT_STALE, EXIT_FAILED = 0, 1, 3
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--check", action="store_true", help="only report stale generated blocks or figures (exit 1); write nothing")
+    parser.add_argument(
+        "--check", action="store_true", help="only report stale generated blocks or figures (exit 1); write nothing"
+    )
     parser.add_argument("--root", metavar="DIR", help="the kit's root folder (default: this source tree)")
-    parser.add_argument("--html", metavar="PATH", help="where to write the page (default: handouts/build/lab07_attention.html)")
-    parser.add_argument("--screenshot", metavar="PATH", help="also save a headless-chromium screenshot of the page's top")
+    parser.add_argument(
+        "--html", metavar="PATH", help="where to write the page (default: handouts/build/lab07_attention.html)"
+    )
+    parser.add_argument(
+        "--screenshot", metavar="PATH", help="also save a headless-chromium screenshot of the page's top"
+    )
     parser.add_argument("--pdf", metavar="PATH", help="also print the page to PDF with headless chromium")
-    parser.add_argument("--sample-timing", action="store_true", help="re-measure handouts/data/timing_sample.json first (slow; use a quiet machine)")
+    parser.add_argument(
+        "--sample-timing",
+        action="store_true",
+        help="re-measure handouts/data/timing_sample.json first (slow; use a quiet machine)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -41,7 +51,9 @@ def run(args: argparse.Namespace) -> int:
 
     kit = Kit(Path(args.root).resolve() if args.root else default_root())
     if args.check:
-        stale = (["handouts/lab07_attention.md (generated blocks)"] if generate.stale(kit) else []) + [f"handouts/figures/{name}" for name in figures.stale(kit)]
+        stale = (["handouts/lab07_attention.md (generated blocks)"] if generate.stale(kit) else []) + [
+            f"handouts/figures/{name}" for name in figures.stale(kit)
+        ]
         for item in stale:
             print(f"stale: {item} (run: attnlab handout)")
         return EXIT_STALE if stale else EXIT_OK
@@ -68,13 +80,17 @@ def run(args: argparse.Namespace) -> int:
 
 def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Add the ``handout`` command to ``attnlab``'s subparsers."""
-    parser = subparsers.add_parser("handout", help="regenerate the lab handout's blocks and figures and build its HTML page")
+    parser = subparsers.add_parser(
+        "handout", help="regenerate the lab handout's blocks and figures and build its HTML page"
+    )
     add_arguments(parser)
     parser.set_defaults(run=run)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m autograder.handout", description="Build the lab handout (see attnlab handout).")
+    parser = argparse.ArgumentParser(
+        prog="python -m autograder.handout", description="Build the lab handout (see attnlab handout)."
+    )
     add_arguments(parser)
     return run(parser.parse_args(argv))

@@ -15,8 +15,8 @@ around it untouched, so the markdown can be regenerated at any time.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 OPEN = re.compile(r"<!-- (?P<kind>[a-z_]+):(?P<key>[A-Za-z0-9_.-]+) -->")
 CLOSE = "<!-- /{kind} -->"

@@ -65,7 +65,20 @@ def checks_by_step(public: Path) -> dict[str, list[Check]]:
     from autograder import engine
 
     collector = _Collector()
-    args = [str(public), "-c", str(public / "pytest.ini"), "--rootdir", str(public), "--noconftest", "--collect-only", "-q", "-p", "no:cacheprovider", "-p", "no:warnings"]
+    args = [
+        str(public),
+        "-c",
+        str(public / "pytest.ini"),
+        "--rootdir",
+        str(public),
+        "--noconftest",
+        "--collect-only",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "no:warnings",
+    ]
     with redirect_stdout(io.StringIO()), redirect_stderr(io.StringIO()):
         code = pytest.main(args, plugins=[collector])
     if code != pytest.ExitCode.OK:

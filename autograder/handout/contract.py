@@ -18,7 +18,11 @@ def _header_and_docstring(lines: list[str], node: ast.FunctionDef | ast.AsyncFun
     """The source lines of ``node`` from its first decorator to the end of its docstring."""
     first = min([node.lineno] + [d.lineno for d in node.decorator_list])
     body = node.body[0]
-    has_doc = isinstance(body, ast.Expr) and isinstance(getattr(body, "value", None), ast.Constant) and isinstance(body.value.value, str)
+    has_doc = (
+        isinstance(body, ast.Expr)
+        and isinstance(getattr(body, "value", None), ast.Constant)
+        and isinstance(body.value.value, str)
+    )
     last = body.end_lineno if has_doc else node.body[0].lineno - 1
     return lines[first - 1 : last]
 
@@ -38,7 +42,11 @@ def _raises_not_implemented(node: ast.AST) -> bool:
 
 
 def _definitions(stub_text: str) -> list[ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef]:
-    return [n for n in ast.parse(stub_text).body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and _public(n.name)]
+    return [
+        n
+        for n in ast.parse(stub_text).body
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and _public(n.name)
+    ]
 
 
 def _source(lines: list[str], node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> str:
@@ -47,7 +55,7 @@ def _source(lines: list[str], node: ast.FunctionDef | ast.AsyncFunctionDef | ast
     members = [_header_and_docstring(lines, node)]
     for item in node.body:
         if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and _public(item.name):
-            members.append([""] + _header_and_docstring(lines, item))
+            members.append(["", *_header_and_docstring(lines, item)])
     return "\n".join(line for member in members for line in member)
 
 
@@ -58,7 +66,9 @@ def contract_source(stub_text: str, to_write: bool = True) -> str:
     ``False`` selects those the stub provides ready-made.
     """
     lines = stub_text.splitlines()
-    return "\n\n\n".join(_source(lines, node) for node in _definitions(stub_text) if _raises_not_implemented(node) == to_write)
+    return "\n\n\n".join(
+        _source(lines, node) for node in _definitions(stub_text) if _raises_not_implemented(node) == to_write
+    )
 
 
 def public_names(stub_text: str, to_write: bool | None = None) -> list[str]:
@@ -70,7 +80,11 @@ def _assignments(stub_text: str) -> dict[str, ast.stmt]:
     """The stub's top-level assignments to a plain name, by name."""
     found = {}
     for node in ast.parse(stub_text).body:
-        target = node.target if isinstance(node, ast.AnnAssign) else (node.targets[0] if isinstance(node, ast.Assign) else None)
+        target = (
+            node.target
+            if isinstance(node, ast.AnnAssign)
+            else (node.targets[0] if isinstance(node, ast.Assign) else None)
+        )
         if isinstance(target, ast.Name):
             found[target.id] = node
     return found
@@ -85,7 +99,9 @@ def answer_names(stub_text: str, names: tuple[str, ...]) -> list[str]:
 def answer_source(stub_text: str, names: tuple[str, ...]) -> str:
     """The source of the stub's top-level assignments of ``names``, as the stub has them."""
     lines, assigned = stub_text.splitlines(), _assignments(stub_text)
-    return "\n\n".join("\n".join(lines[assigned[n].lineno - 1 : assigned[n].end_lineno]) for n in names if n in assigned)
+    return "\n\n".join(
+        "\n".join(lines[assigned[n].lineno - 1 : assigned[n].end_lineno]) for n in names if n in assigned
+    )
 
 
 def _names(names: list[str]) -> str:
@@ -102,7 +118,8 @@ def contract_markdown(step: tasks.Step, assignments: Path) -> str:
     if answers:
         return "\n".join(
             [
-                f"Fill in {_names(answers)} in `{step.module}.py`: replace each `None` by your answer as a plain literal. "
+                f"Fill in {_names(answers)} in `{step.module}.py`: replace each `None` by your answer as a "
+                "plain literal. "
                 "Keep the keys: the graders read them.",
                 "",
                 "```python",
@@ -112,7 +129,8 @@ def contract_markdown(step: tasks.Step, assignments: Path) -> str:
         )
     lines = [
         f"Write these in `{step.module}.py`: {_names(public_names(text, True))}. The stub already holds each signature "
-        "and docstring, and each body raises `NotImplementedError` until you replace it. Keep the names and signatures: "
+        "and docstring, and each body raises `NotImplementedError` until you replace it. Keep the "
+        "names and signatures: "
         "the graders call them.",
         "",
         "```python",

@@ -16,21 +16,21 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import matplotlib
 
 matplotlib.use("Agg")
 
-import numpy as np  # noqa: E402
-from matplotlib import colors, patches, style, ticker  # noqa: E402
-from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
+import numpy as np
+from matplotlib import colors, patches, style, ticker
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
 
-from autograder import chapter, tasks  # noqa: E402
-from autograder.handout.kit import Kit  # noqa: E402
-from autograder.reference import Reference  # noqa: E402
+from autograder import chapter, tasks
+from autograder.handout.kit import Kit
+from autograder.reference import Reference
 
 DPI = 110
 STYLE = {
@@ -46,18 +46,28 @@ TIMING_SAMPLE = "timing_sample.json"
 Drawer = Callable[[Reference, Kit], Figure]
 
 
-def _annotate(ax, values: np.ndarray, fmt: str = "{:.4f}", dark_above: float | None = None, dark_below: float | None = None) -> None:
+def _annotate(
+    ax, values: np.ndarray, fmt: str = "{:.4f}", dark_above: float | None = None, dark_below: float | None = None
+) -> None:
     """Write each cell's value on a heatmap, white on the dark cells (above or below a cut)."""
     finite = values[np.isfinite(values)]
     if dark_above is None and dark_below is None:
         dark_above = float(finite.min() + finite.max()) / 2 if finite.size else 0.0
     for (i, j), v in np.ndenumerate(values):
         text = "−∞" if np.isneginf(v) else fmt.format(v + 0.0)  # + 0.0: no "-0.0"
-        dark = np.isfinite(v) and ((dark_above is not None and v > dark_above) or (dark_below is not None and v < dark_below))
+        dark = np.isfinite(v) and (
+            (dark_above is not None and v > dark_above) or (dark_below is not None and v < dark_below)
+        )
         ax.text(j, i, text, ha="center", va="center", fontsize=9, color="white" if dark else "black")
 
 
-def _token_axes(ax, rows: list[str], cols: list[str], row_label: str = "query (looking token)", col_label: str = "key (looked-at token)") -> None:
+def _token_axes(
+    ax,
+    rows: list[str],
+    cols: list[str],
+    row_label: str = "query (looking token)",
+    col_label: str = "key (looked-at token)",
+) -> None:
     ax.set_xticks(range(len(cols)), cols)
     ax.set_yticks(range(len(rows)), rows)
     ax.set_xlabel(col_label)
@@ -73,7 +83,12 @@ def worked_example(ref: Reference, kit: Kit) -> Figure:
     S = ref.scaling.scaled_scores(Q, K)
     _, A = ref.scaling.attention(Q, K, V)
     fig = Figure(figsize=(9.0, 3.9), layout="constrained")
-    for ax, values, title, cmap in zip(fig.subplots(1, 2), (S, A), (r"scaled scores $QK^\top/\sqrt{d_k}$", r"weights $A$ = softmax over each row"), ("Oranges", "Blues")):
+    for ax, values, title, cmap in zip(
+        fig.subplots(1, 2),
+        (S, A),
+        (r"scaled scores $QK^\top/\sqrt{d_k}$", r"weights $A$ = softmax over each row"),
+        ("Oranges", "Blues"),
+    ):
         ax.imshow(values, cmap=cmap, vmin=min(0.0, values.min()), vmax=values.max())
         _annotate(ax, values)
         _token_axes(ax, tokens, tokens)
@@ -179,7 +194,10 @@ def moe_routing(ref: Reference, kit: Kit) -> Figure:
     left.set_yticks(np.arange(-0.5, n_tokens), minor=True)
     left.grid(which="minor", color="#cccccc", linewidth=0.8)
     left.tick_params(which="minor", length=0)
-    left.set_title("route(x, W_r, k=2): each token's two gates (they sum to 1);\nblank experts are never called for that token", fontsize=10)
+    left.set_title(
+        "route(x, W_r, k=2): each token's two gates (they sum to 1);\nblank experts are never called for that token",
+        fontsize=10,
+    )
     right.bar(np.arange(1, n_experts + 1), load, color=ALLOWED)
     right.axhline(1 / n_experts, color="black", linestyle="--", linewidth=1, label="balanced: 1/8")
     right.set_xticks(np.arange(1, n_experts + 1))
@@ -209,8 +227,14 @@ def kv_cache(ref: Reference, kit: Kit) -> Figure:
     grid.tick_params(which="minor", length=0)
     grid.axhline(prompt - 0.5, color="black", linewidth=1.2)
     grid.legend(
-        handles=[patches.Patch(color="#f0a35e", label="prefill: the prompt at once, causal_mask(5)"), patches.Patch(color=ALLOWED, label="decode: one new row, causal_mask(1, n_k)")],
-        loc="upper center", bbox_to_anchor=(0.5, -0.02), fontsize=8, frameon=False,
+        handles=[
+            patches.Patch(color="#f0a35e", label="prefill: the prompt at once, causal_mask(5)"),
+            patches.Patch(color=ALLOWED, label="decode: one new row, causal_mask(1, n_k)"),
+        ],
+        loc="upper center",
+        bbox_to_anchor=(0.5, -0.02),
+        fontsize=8,
+        frameon=False,
     )
     grid.set_title("scores computed for a 5-token prompt + 3 new tokens", fontsize=10)
 
@@ -246,7 +270,9 @@ def loglog(ref: Reference, kit: Kit) -> Figure:
     """A sample log-log plot of attention's time against n with its fitted slope, and decoding latency."""
     sample = timing_sample(kit)
     if sample is None:
-        raise FileNotFoundError(f"no sample timings at {kit.data / TIMING_SAMPLE} (run: python -m autograder.handout --sample-timing)")
+        raise FileNotFoundError(
+            f"no sample timings at {kit.data / TIMING_SAMPLE} (run: python -m autograder.handout --sample-timing)"
+        )
     fig = Figure(figsize=(10.5, 4.4), layout="constrained")
     left, right = fig.subplots(1, 2)
     ns = np.asarray(sample["attention"]["n"], dtype=float)
@@ -259,7 +285,9 @@ def loglog(ref: Reference, kit: Kit) -> Figure:
         left.loglog(ns, seconds * 1e3, "o", color=colour, label=f"{kind}: fitted slope {slope:.2f} (n ≥ {fit_from})")
         left.loglog(ns[fit], np.exp(intercept) * ns[fit] ** slope * 1e3, "-", color=colour, linewidth=1)
     naive = np.asarray(sample["attention"]["seconds"]["naive"], dtype=float)[fit]
-    left.loglog(ns[fit], naive[0] * (ns[fit] / ns[fit][0]) ** 2 * 1e3 / 3, ":", color="gray", label="slope 2, for comparison")
+    left.loglog(
+        ns[fit], naive[0] * (ns[fit] / ns[fit][0]) ** 2 * 1e3 / 3, ":", color="gray", label="slope 2, for comparison"
+    )
     left.set_xticks(ns, [f"{int(n)}" for n in ns])
     left.xaxis.set_minor_formatter(ticker.NullFormatter())
     left.set_xlabel("sequence length n")
@@ -269,7 +297,14 @@ def loglog(ref: Reference, kit: Kit) -> Figure:
     for use_cache, colour in ((False, "#c0504d"), (True, ALLOWED)):
         per_token = np.asarray(sample["decoding"]["with_cache" if use_cache else "without_cache"], dtype=float)
         tokens = np.arange(1, len(per_token) + 1)
-        right.plot(tokens, per_token * 1e3, ".", markersize=2, color=colour, label="with KV cache" if use_cache else "without cache")
+        right.plot(
+            tokens,
+            per_token * 1e3,
+            ".",
+            markersize=2,
+            color=colour,
+            label="with KV cache" if use_cache else "without cache",
+        )
     right.set_yscale("log")
     right.set_xlabel("generated token")
     right.set_ylabel("milliseconds for that token")
@@ -344,4 +379,8 @@ def same_image(a: bytes, b: bytes, level: int = 16, share: float = 0.002) -> boo
 def stale(kit: Kit) -> list[str]:
     """The committed figures that are missing or differ from a fresh rendering."""
     fresh = render(kit)
-    return [name for name, data in fresh.items() if not (kit.figures / name).is_file() or not same_image((kit.figures / name).read_bytes(), data)]
+    return [
+        name
+        for name, data in fresh.items()
+        if not (kit.figures / name).is_file() or not same_image((kit.figures / name).read_bytes(), data)
+    ]

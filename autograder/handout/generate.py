@@ -28,13 +28,22 @@ def steps_table() -> str:
     rows = ["| # | step | file | functions | points (of which hidden) |", "|---|---|---|---|---|"]
     for number, step in enumerate(tasks.STEPS, start=1):
         functions = ", ".join(f"`{f}`" for f in step.functions)
-        rows.append(f"| {number} | [{step.title}](#{step.anchor}) | `{step.module}.py` | {functions} | {_points(step.points)} ({_points(step.hidden_points)}) |")
-    rows.append(f"| | **total** | | | **{_points(tasks.total_points())}** ({_points(tasks.total_points() - tasks.total_points(public_only=True))}) |")
+        rows.append(
+            f"| {number} | [{step.title}](#{step.anchor}) | `{step.module}.py` | {functions} | "
+            f"{_points(step.points)} ({_points(step.hidden_points)}) |"
+        )
+    rows.append(
+        f"| | **total** | | | **{_points(tasks.total_points())}** "
+        f"({_points(tasks.total_points() - tasks.total_points(public_only=True))}) |"
+    )
     return "\n".join(rows)
 
 
 ANSWER_STEPS = ("predictions",)  # steps whose known mistakes would give the answers away
-ANSWERS_HIDDEN = "*The wrong answers the grader recognises are named in its feedback once you have answered; listing them here would give the answers away.*"
+ANSWERS_HIDDEN = (
+    "*The wrong answers the grader recognises are named in its feedback once you have "
+    "answered; listing them here would give the answers away.*"
+)
 
 
 def mistakes_markdown(step: tasks.Step) -> str:
@@ -47,20 +56,34 @@ def mistakes_markdown(step: tasks.Step) -> str:
         module = None
     found = list(getattr(module, "MISTAKES", {}).values())
     if not found:
-        return "*No known mistakes are listed for this step yet; a failed check still says what was expected and what came back.*"
-    lines = ["A failed check whose answer matches one of these known wrong answers names it after *Likely mistake:*", ""]
+        return (
+            "*No known mistakes are listed for this step yet; a failed check still says what was "
+            "expected and what came back.*"
+        )
+    lines = [
+        "A failed check whose answer matches one of these known wrong answers names it after *Likely mistake:*",
+        "",
+    ]
     lines += [f"- {m.text} (`{m.id}`)" for m in found]
     return "\n".join(lines)
 
 
 def checks_markdown(step: tasks.Step, found: list[checks.Check]) -> str:
     """The public checks of ``step`` and how to run them."""
-    lines = [f"Run `attnlab grade --step {step.id}` (or `attnlab grade path/to/your/folder --step {step.id}`). "
-             f"This step is worth {_points(step.points)} points:", ""]
-    lines += [f"- {c.title}" + (f" ({_points(c.points)} {'point' if c.points == 1 else 'points'})" if c.points else "") for c in found]
+    lines = [
+        f"Run `attnlab grade --step {step.id}` (or `attnlab grade path/to/your/folder --step {step.id}`). "
+        f"This step is worth {_points(step.points)} points:",
+        "",
+    ]
+    lines += [
+        f"- {c.title}" + (f" ({_points(c.points)} {'point' if c.points == 1 else 'points'})" if c.points else "")
+        for c in found
+    ]
     if step.hidden_points:
-        lines.append(f"- {_points(step.hidden_points)} more points from hidden checks your instructor runs: "
-                     "the same properties on fresh random inputs.")
+        lines.append(
+            f"- {_points(step.hidden_points)} more points from hidden checks your instructor runs: "
+            "the same properties on fresh random inputs."
+        )
     if not found:
         lines.append("- (the public checks of this step are not written yet)")
     return "\n".join(lines)

@@ -34,8 +34,10 @@ STYLE = """
 body { font-family: "DejaVu Sans", "Helvetica Neue", Arial, sans-serif; line-height: 1.5; color: #1d1d1d;
        max-width: 54rem; margin: 2rem auto; padding: 0 1.2rem; }
 h1, h2, h3 { line-height: 1.25; } h2 { border-bottom: 1px solid #ccc; padding-bottom: .2rem; margin-top: 2.6rem; }
-code { font-family: "DejaVu Sans Mono", Menlo, Consolas, monospace; font-size: .88em; background: #f3f3f3; padding: 0 .2em; }
-pre { background: #f6f6f6; border: 1px solid #e1e1e1; padding: .7rem; overflow-x: auto; font-size: .9em; line-height: 1.35; }
+code { font-family: "DejaVu Sans Mono", Menlo, Consolas, monospace; font-size: .88em; background: #f3f3f3;
+       padding: 0 .2em; }
+pre { background: #f6f6f6; border: 1px solid #e1e1e1; padding: .7rem; overflow-x: auto; font-size: .9em;
+      line-height: 1.35; }
 pre code { background: none; padding: 0; }
 table { border-collapse: collapse; margin: .8rem 0; font-size: .9em; display: block; overflow-x: auto; }
 th, td { border: 1px solid #d0d0d0; padding: .25rem .5rem; vertical-align: top; } th { background: #f0f0f0; }
@@ -63,7 +65,11 @@ PAGE = """<!DOCTYPE html>
 
 def _mathml(tex: str, display: bool) -> str:
     """MathML of one TeX span; bracketed matrices get stretchy fences (``\\left[ ... \\right]``)."""
-    tex = tex.strip().replace(r"\begin{bmatrix}", r"\left[\begin{matrix}").replace(r"\end{bmatrix}", r"\end{matrix}\right]")
+    tex = (
+        tex.strip()
+        .replace(r"\begin{bmatrix}", r"\left[\begin{matrix}")
+        .replace(r"\end{bmatrix}", r"\end{matrix}\right]")
+    )
     return convert(tex, display="block" if display else "inline")
 
 
@@ -94,7 +100,9 @@ def embed_images(body: str, folder: Path) -> str:
 def render_html(text: str, folder: Path, title: str = "Lab 7: attention") -> str:
     """The page for the markdown ``text`` whose relative image paths start at ``folder``."""
     protected, maths = protect_math(text)
-    body = markdown.markdown(protected, extensions=["tables", "fenced_code", "toc", "md_in_html", "sane_lists"], output_format="html")
+    body = markdown.markdown(
+        protected, extensions=["tables", "fenced_code", "toc", "md_in_html", "sane_lists"], output_format="html"
+    )
     for index, mathml in enumerate(maths):
         placeholder = PLACEHOLDER.format(index)
         if mathml.startswith("<math") and 'display="block"' in mathml:

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import json
 import platform
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from autograder.handout.figures import TIMING_SAMPLE, reference
 from autograder.handout.kit import Kit
@@ -51,7 +51,8 @@ def measure(kit: Kit, device: str = "cpu") -> Path:
 
     seconds = {kind: fastest(lambda: sweep(kind)) for kind in ("naive", "sdpa")}  # noqa: B023 (called at once)
     sample = {
-        "machine": f"{_cpu_name() if device == 'cpu' else torch.cuda.get_device_name()}, one thread, torch {torch.__version__.split('+')[0]}, fastest of {RUNS} runs",
+        "machine": f"{_cpu_name() if device == 'cpu' else torch.cuda.get_device_name()}, one thread, torch "
+        f"{torch.__version__.split('+')[0]}, fastest of {RUNS} runs",
         "attention": {"n": list(SIZES), "d": 64, "fit_from": FIT_FROM, "seconds": seconds},
         "decoding": {
             "with_cache": fastest(lambda: ref.timing.time_decoding(DECODE_TOKENS, 64, True, device)),

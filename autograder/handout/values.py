@@ -56,7 +56,9 @@ def _leaves(value: Any) -> list[Any]:
 
 
 def _is_integer(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value == int(value)
+    return (
+        isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value == int(value)
+    )
 
 
 def shown(value: Any) -> str:
@@ -90,7 +92,10 @@ def cell(text: str) -> str:
 def values_markdown(ids: dict[str, bool]) -> str:
     """The table of the chapter values one step's graders check (``ids``: id -> used by a public check)."""
     if not ids:
-        return "*The graders of this step check no printed chapter value; they compare with the reference on the inputs above.*"
+        return (
+            "*The graders of this step check no printed chapter value; they compare with the reference "
+            "on the inputs above.*"
+        )
     order = list(notes())
     rows = [
         "| catalog id | chapter | what | value the graders use |",

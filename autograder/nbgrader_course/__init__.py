@@ -32,13 +32,36 @@ NEXT_STEPS = (  # (command, what it produces), printed after the course is writt
 
 def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Add ``nbgrader-course`` to ``attnlab``'s subcommands."""
-    parser = subparsers.add_parser("nbgrader-course", help="write an nbgrader course folder for the lab (needs the course extra)")
+    parser = subparsers.add_parser(
+        "nbgrader-course", help="write an nbgrader course folder for the lab (needs the course extra)"
+    )
     parser.add_argument("folder", help="the course folder to write (run nbgrader from there)")
-    parser.add_argument("--kit", metavar="DIR", help="the instructor kit holding solutions/ and hidden/ (default: this source tree or $ATTNLAB_KIT)")
-    parser.add_argument("--timeout", type=float, metavar="S", help="seconds a call into student code may take while grading (default: 10)")
-    parser.add_argument("--import-timeout", type=float, metavar="S", help="seconds importing a student module may take (default: 30)")
-    parser.add_argument("--deadline", type=float, default=DEFAULT_DEADLINE_S, metavar="S", help=f"seconds one student's whole grading may take (default: {DEFAULT_DEADLINE_S:g})")
-    parser.add_argument("--force", action="store_true", help="rewrite an existing course's config, source and private files (the secret is kept)")
+    parser.add_argument(
+        "--kit",
+        metavar="DIR",
+        help="the instructor kit holding solutions/ and hidden/ (default: this source tree or $ATTNLAB_KIT)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        metavar="S",
+        help="seconds a call into student code may take while grading (default: 10)",
+    )
+    parser.add_argument(
+        "--import-timeout", type=float, metavar="S", help="seconds importing a student module may take (default: 30)"
+    )
+    parser.add_argument(
+        "--deadline",
+        type=float,
+        default=DEFAULT_DEADLINE_S,
+        metavar="S",
+        help=f"seconds one student's whole grading may take (default: {DEFAULT_DEADLINE_S:g})",
+    )
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="rewrite an existing course's config, source and private files (the secret is kept)",
+    )
     parser.set_defaults(run=command)
     return parser
 
@@ -48,13 +71,19 @@ def command(args: argparse.Namespace) -> int:
     try:
         from autograder.nbgrader_course import course
     except ImportError as error:
-        print(f"attnlab nbgrader-course: needs nbgrader ({error}); install the kit with its course extra: pip install -e '.[course]'", file=sys.stderr)
+        print(
+            f"attnlab nbgrader-course: needs nbgrader ({error}); install the kit with its course extra: "
+            "pip install -e '.[course]'",
+            file=sys.stderr,
+        )
         return EXIT_USAGE
     from autograder import stubs, tasks
 
     kit = Path(args.kit) if args.kit else _default_kit()
     if kit is None:
-        print("attnlab nbgrader-course: no instructor kit found (solutions/ and hidden/); pass --kit DIR", file=sys.stderr)
+        print(
+            "attnlab nbgrader-course: no instructor kit found (solutions/ and hidden/); pass --kit DIR", file=sys.stderr
+        )
         return EXIT_USAGE
     options = course.CourseOptions(
         folder=Path(args.folder),

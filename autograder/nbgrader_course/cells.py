@@ -41,10 +41,18 @@ SETTINGS, HIDDEN, REFERENCE, SECRET = "settings.json", "hidden", "reference", "s
 STOP_GRACE_S = 15.0  # after an interrupt, the grader's time to stop its sandboxes before it is killed
 WIDTH = 96
 
-NO_PRIVATE = "The course's private folder named in this grade cell does not exist or has no settings.json: rebuild the course with `attnlab nbgrader-course`."
-NOT_FINISHED = "The grader did not finish within {seconds:g} s, so this step scores 0. Code that hangs or runs very slowly is the usual cause."
+NO_PRIVATE = (
+    "The course's private folder named in this grade cell does not exist or has no "
+    "settings.json: rebuild the course with `attnlab nbgrader-course`."
+)
+NOT_FINISHED = (
+    "The grader did not finish within {seconds:g} s, so this step scores 0. Code that hangs or "
+    "runs very slowly is the usual cause."
+)
 INTERRUPTED = "Grading was interrupted (the notebook cell's time limit), so this step scores 0."
-GRADER_FAILED = "The grader itself failed ({detail}), so this step scores 0; this is not your mistake: tell your instructor."
+GRADER_FAILED = (
+    "The grader itself failed ({detail}), so this step scores 0; this is not your mistake: tell your instructor."
+)
 NO_CHECKS = "No checks of this step ran, so it scores 0."
 HIDDEN_LATER = "The remaining {points:g} points come from hidden checks that run when your instructor grades."
 
@@ -135,7 +143,9 @@ def _content_digest(folder: Path) -> str:
     return digest.hexdigest()
 
 
-def _grade_once(submission: Path, steps: tuple[str, ...], private: Path | None, deadline_s: float = DEFAULT_DEADLINE_S) -> Outcome:
+def _grade_once(
+    submission: Path, steps: tuple[str, ...], private: Path | None, deadline_s: float = DEFAULT_DEADLINE_S
+) -> Outcome:
     """Run the grader process on ``submission`` for ``steps``; its report or the reason there is none."""
     request = {
         "folder": str(submission),
@@ -204,7 +214,11 @@ def _feedback(step: tasks.Step, checks: list[dict], earned: float, failure: str,
         hidden = " (hidden)" if test.get("visibility") == "after_published" else ""
         lines.append(f"  {'passed' if passed else 'FAILED'}  {name}{hidden} [{float(test['max_score']):g} pt]")
         if not passed:
-            lines.extend(textwrap.wrap(str(test.get("output", "")), WIDTH, initial_indent="          ", subsequent_indent="          "))
+            lines.extend(
+                textwrap.wrap(
+                    str(test.get("output", "")), WIDTH, initial_indent="          ", subsequent_indent="          "
+                )
+            )
     if public_only and step.hidden_points:
         lines.append(HIDDEN_LATER.format(points=step.hidden_points))
     lines.append(f"Handout: {step.handout}")

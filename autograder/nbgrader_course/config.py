@@ -34,8 +34,9 @@ try:
     # stubs and fails the release on a malformed marker; ReleaseCheck then verifies the whole release (nbgrader
     # swallows exceptions raised in hooks, so a leak removes the release and exits with status 1).
     c.GenerateAssignment.preprocessors = [
-        IncludeHeaderFooter, InstantiateTests, LockCells, ClearSolutions, ClearOutput, CheckCellMetadata, ComputeChecksums,
-        SaveCells, ClearHiddenTests, ClearMarkScheme, ComputeChecksums, CheckCellMetadata,  # nbgrader's defaults
+        # nbgrader's defaults
+        IncludeHeaderFooter, InstantiateTests, LockCells, ClearSolutions, ClearOutput, CheckCellMetadata,
+        ComputeChecksums, SaveCells, ClearHiddenTests, ClearMarkScheme, ComputeChecksums, CheckCellMetadata,
         StripSolutionFiles,
     ]
     c.GenerateAssignment.post_convert_hook = ReleaseCheck(COURSE, os.path.join(COURSE, "private"))
@@ -44,20 +45,26 @@ try:
     c.Autograde.exclude_overwriting = {{"{lab}": {modules}}}
     # Code cells the student added never run (they could wrap every grade cell in try/except: pass), and the
     # kit's cells get the kit's metadata back (a skip-execution tag would skip a grade cell: full points).
-    c.Autograde.sanitize_preprocessors = [ClearOutput, DeduplicateIds, OverwriteKernelspec, OverwriteCells, OnlyKitCode, CheckCellMetadata]
+    c.Autograde.sanitize_preprocessors = [
+        ClearOutput, DeduplicateIds, OverwriteKernelspec, OverwriteCells, OnlyKitCode, CheckCellMetadata,
+    ]
     # The kernel runs without the submission on sys.path; a dead kernel is an explicit 0 in the feedback.
     c.Autograde.autograde_preprocessors = [
-        GuardedExecute, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades, AssignLatePenalties, CheckCellMetadata,
+        GuardedExecute, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades, AssignLatePenalties,
+        CheckCellMetadata,
     ]
     # Minimal tracebacks: an error in a grade cell does not print the cell's (hidden) source.
     c.Execute.extra_arguments = ["--InteractiveShell.xmode=Minimal"]
-    # The first grade cell grades the whole notebook (private/settings.json: deadline_s {deadline:g}); a margin on top.
+    # The first grade cell grades the whole notebook (private/settings.json: deadline_s {deadline:g});
+    # a margin on top.
     c.Execute.timeout = {timeout}
 
     # Feedback: hidden test blocks are stripped from the cells students see.
     c.GenerateFeedback.preprocessors = [GetGrades, CSSHTMLHeaderPreprocessor, ClearHiddenTests]
 except Exception as error:
-    raise SystemExit(f"{{__file__}} failed to load ({{error!r}}); stopped before nbgrader falls back to its defaults") from error
+    raise SystemExit(
+        f"{{__file__}} failed to load ({{error!r}}); stopped before nbgrader falls back to its defaults"
+    ) from error
 '''
 
 TIMEOUT_MARGIN_S = 120  # kernel start, the grader's own start and its orderly stop after a deadline
@@ -66,4 +73,6 @@ TIMEOUT_MARGIN_S = 120  # kernel start, the grader's own start and its orderly s
 def config_text(deadline_s: float) -> str:
     """The text of ``nbgrader_config.py`` for a course whose grading runs may take ``deadline_s``."""
     modules = [f"{module}.py" for module in tasks.MODULES]
-    return TEMPLATE.format(lab=tasks.LAB, modules=modules, deadline=deadline_s, timeout=int(deadline_s) + TIMEOUT_MARGIN_S)
+    return TEMPLATE.format(
+        lab=tasks.LAB, modules=modules, deadline=deadline_s, timeout=int(deadline_s) + TIMEOUT_MARGIN_S
+    )

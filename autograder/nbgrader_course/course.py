@@ -58,7 +58,9 @@ def write_course(options: CourseOptions) -> list[Path]:
         stubs.find_regions(module.read_text(encoding="utf-8"), module)  # MarkerError names the file and line
         stubs.find_answers(module.read_text(encoding="utf-8"), module)
     if (folder / CONFIG).exists() and not options.force:
-        raise CourseError(f"{folder / CONFIG} exists; pass --force to rewrite the course's config, source and private files")
+        raise CourseError(
+            f"{folder / CONFIG} exists; pass --force to rewrite the course's config, source and private files"
+        )
 
     private = folder / "private"
     source = folder / "source" / tasks.LAB

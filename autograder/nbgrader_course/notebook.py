@@ -50,7 +50,8 @@ INTROS: dict[str, str] = {
     "softmax": "Turn each row of scores into weights that are positive and sum to 1, "
     "without overflowing on large scores (subtract the row's maximum first).",
     "scaling": "One attention head from its equation, softmax(QK^T / sqrt(d_k)) V, reproducing the chapter's "
-    "worked example exactly: projections, raw scores, scaled scores and the head itself, with clear errors for bad shapes.",
+    "worked example exactly: projections, raw scores, scaled scores and the head itself, with "
+    "clear errors for bad shapes.",
     "mask": "Stop a decoder from looking ahead: the causal mask, masking with -inf before the softmax, "
     "and a behavioural proof that appending a token leaves the earlier outputs unchanged.",
     "positions": "The chapter's three ways to give attention a sense of order: sinusoidal vectors added to the tokens, "
@@ -59,7 +60,8 @@ INTROS: dict[str, str] = {
     "then break that symmetry with a position signal, and with the causal mask alone.",
     "moe_router": "The router of a mixture-of-experts layer (top-k experts, gates renormalised over the chosen k), "
     "the layer itself, and the arithmetic of total versus active parameters.",
-    "kv_cache": "Generate one token at a time, reusing the keys and values of earlier tokens instead of recomputing them "
+    "kv_cache": "Generate one token at a time, reusing the keys and values of earlier tokens instead of "
+    "recomputing them "
     "(PyTorch from here on), and compute what the cache costs in memory.",
     "reference_check": "Compare your attention with PyTorch's scaled_dot_product_attention on random inputs, "
     "with the same mask and scale, and report the largest difference and the kernel that ran.",
@@ -68,14 +70,19 @@ INTROS: dict[str, str] = {
     "gradients": "The backward pass of one unmasked head by hand, checked against central differences.",
     "costs": "The chapter's rules of thumb for parameters, memory and FLOPs, as functions, "
     "so that every number in its tables is something you can recompute.",
-    "toy_gpt": "Assemble a small GPT-2 style decoder from your own pieces (LayerNorm with gain and bias, GELU, causal multi-head attention, tied embeddings) "
-    "and run the kit's toy model on it; then generate greedily with and without your KV cache and see the same tokens come out.",
+    "toy_gpt": "Assemble a small GPT-2 style decoder from your own pieces (LayerNorm with gain and bias, "
+    "GELU, causal multi-head attention, tied embeddings) "
+    "and run the kit's toy model on it; then generate greedily with and without your KV cache "
+    "and see the same tokens come out.",
     "timing": "Measure how one head's time grows with the sequence length and fit the exponent on log-log axes, "
     "measure peak memory, and time generation with and without a KV cache. "
     "Run `attnlab timing` in this folder first: it writes `reports/timing.json` and the plots shown below.",
-    "predictions": "Before you run each step, write in `predictions.py` what you expect it to give (which key a query favours, "
-    "an output shape, the weights of a single token, the first row of a causal mask, a KV-cache size): every entry starts "
-    "as `None`, and a plain literal is all you write. The grader compares your predictions with the values the reference "
+    "predictions": "Before you run each step, write in `predictions.py` what you expect it to give (which key "
+    "a query favours, "
+    "an output shape, the weights of a single token, the first row of a causal mask, a "
+    "KV-cache size): every entry starts "
+    "as `None`, and a plain literal is all you write. The grader compares your predictions "
+    "with the values the reference "
     "computes and shows a value only once you have answered it.",
 }
 
@@ -147,14 +154,31 @@ grade("{step.id}", private)'''
 
 
 def _locked(grade_id: str, *, points: float | None = None) -> dict:
-    nbgrader = {"grade": points is not None, "grade_id": grade_id, "locked": True, "schema_version": 3, "solution": False, "task": False}
+    nbgrader = {
+        "grade": points is not None,
+        "grade_id": grade_id,
+        "locked": True,
+        "schema_version": 3,
+        "solution": False,
+        "task": False,
+    }
     if points is not None:
         nbgrader["points"] = points
     return {"deletable": False, "editable": False, "nbgrader": nbgrader}
 
 
 def _answer(grade_id: str, points: float) -> dict:
-    return {"nbgrader": {"grade": True, "grade_id": grade_id, "locked": False, "points": points, "schema_version": 3, "solution": True, "task": False}}
+    return {
+        "nbgrader": {
+            "grade": True,
+            "grade_id": grade_id,
+            "locked": False,
+            "points": points,
+            "schema_version": 3,
+            "solution": True,
+            "task": False,
+        }
+    }
 
 
 def _step_intro(number: int, step: tasks.Step) -> str:
@@ -176,12 +200,24 @@ def build(private: str = PRIVATE_PLACEHOLDER) -> nbformat.NotebookNode:
         if step.id == "timing":
             cells.append(code(PLOTS_CELL, id="timing-plots", metadata=_locked("timing_plots")))
         grade_id = GRADE_ID.format(step=step.id)
-        cells.append(code(grade_cell_source(step, private), id=grade_id.replace("_", "-"), metadata=_locked(grade_id, points=step.points)))
+        cells.append(
+            code(
+                grade_cell_source(step, private),
+                id=grade_id.replace("_", "-"),
+                metadata=_locked(grade_id, points=step.points),
+            )
+        )
         for question in (q for q in QUESTIONS if q.after == step.id):
             prompt = f"**Question ({question.points:g} points, graded by hand).** {question.prompt}"
             cells.append(md(prompt, id=f"{question.id}-question", metadata=_locked(f"question_{question.id}")))
             answer = f"**Model answer (instructor).** {question.model_answer}"
-            cells.append(md(answer, id=f"{question.id}-answer".replace("_", "-"), metadata=_answer(f"answer_{question.id}", question.points)))
+            cells.append(
+                md(
+                    answer,
+                    id=f"{question.id}-answer".replace("_", "-"),
+                    metadata=_answer(f"answer_{question.id}", question.points),
+                )
+            )
     metadata = {
         "kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"},
         "language_info": {"name": "python"},
@@ -197,8 +233,16 @@ def text(notebook: nbformat.NotebookNode) -> str:
 def steps_of(notebook: nbformat.NotebookNode) -> list[str]:
     """The step ids whose grade cells the notebook holds, in order."""
     prefix = GRADE_ID.format(step="")
-    ids = [cell.get("metadata", {}).get("nbgrader", {}).get("grade_id", "") for cell in notebook.cells if cell.cell_type == "code"]
-    return [grade_id.removeprefix(prefix) for grade_id in ids if grade_id.startswith(prefix) and grade_id.removeprefix(prefix) in tasks.BY_ID]
+    ids = [
+        cell.get("metadata", {}).get("nbgrader", {}).get("grade_id", "")
+        for cell in notebook.cells
+        if cell.cell_type == "code"
+    ]
+    return [
+        grade_id.removeprefix(prefix)
+        for grade_id in ids
+        if grade_id.startswith(prefix) and grade_id.removeprefix(prefix) in tasks.BY_ID
+    ]
 
 
 def main() -> int:

@@ -37,9 +37,13 @@ from nbgrader.preprocessors import Execute, NbGraderPreprocessor
 from autograder.nbgrader_course import cells, notebook, release
 
 # Runs ipykernel_launcher with the working directory taken off sys.path ("-c" puts "" first).
-ISOLATED_LAUNCH = "import sys, runpy; del sys.path[0]; runpy.run_module('ipykernel_launcher', run_name='__main__', alter_sys=True)"
+ISOLATED_LAUNCH = (
+    "import sys, runpy; del sys.path[0]; runpy.run_module('ipykernel_launcher', run_name='__main__', alter_sys=True)"
+)
 KERNEL_DIED = "KernelDied"
-KERNEL_DIED_TEXT = "the notebook's kernel died while this cell ran, so it scores 0; the cells after it ran in a fresh kernel"
+KERNEL_DIED_TEXT = (
+    "the notebook's kernel died while this cell ran, so it scores 0; the cells after it ran in a fresh kernel"
+)
 ADDED_CELL = "*A code cell added to the notebook; it was not run while grading:*\n\n{fence}python\n{source}\n{fence}"
 
 
@@ -79,14 +83,24 @@ class OnlyKitCode(NbGraderPreprocessor):
         nbgrader = cell.metadata.get("nbgrader", {})
         grade_id = nbgrader.get("grade_id")
         if grade_id in locked:
-            kit = {"grade": grade_id in points, "grade_id": grade_id, "locked": True, "schema_version": 3, "solution": False, "task": False, "checksum": nbgrader.get("checksum")}
+            kit = {
+                "grade": grade_id in points,
+                "grade_id": grade_id,
+                "locked": True,
+                "schema_version": 3,
+                "solution": False,
+                "task": False,
+                "checksum": nbgrader.get("checksum"),
+            }
             if grade_id in points:
                 kit["points"] = points[grade_id]
             cell.metadata = NotebookNode({"deletable": False, "editable": False, "nbgrader": NotebookNode(kit)})
             return cell
         self.log.warning("attnlab: a code cell added by the student (cell %d) will not run", index)
         fence = "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", cell.source)), default=0))
-        markdown = NotebookNode(cell_type="markdown", metadata=NotebookNode(), source=ADDED_CELL.format(fence=fence, source=cell.source))
+        markdown = NotebookNode(
+            cell_type="markdown", metadata=NotebookNode(), source=ADDED_CELL.format(fence=fence, source=cell.source)
+        )
         if "id" in cell:
             markdown["id"] = cell["id"]
         return markdown
@@ -99,8 +113,17 @@ class IsolatedKernelManager(AsyncKernelManager):
         command = super().format_kernel_cmd(extra_arguments)
         for at in range(1, len(command) - 1):
             if command[at : at + 2] == ["-m", "ipykernel_launcher"]:
-                return [*command[:at], "-c", ISOLATED_LAUNCH, *command[at + 2 :], "--InteractiveShellApp.ignore_cwd=True"]
-        raise RuntimeError(f"attnlab: the notebook's kernel is not started with `-m ipykernel_launcher` ({command}); the course needs an ipykernel kernel")
+                return [
+                    *command[:at],
+                    "-c",
+                    ISOLATED_LAUNCH,
+                    *command[at + 2 :],
+                    "--InteractiveShellApp.ignore_cwd=True",
+                ]
+        raise RuntimeError(
+            f"attnlab: the notebook's kernel is not started with `-m ipykernel_launcher` ({command}); "
+            "the course needs an ipykernel kernel"
+        )
 
 
 class GuardedExecute(Execute):
@@ -137,7 +160,14 @@ class GuardedExecute(Execute):
                         self.preprocess_cell(cell, resources, index - 1)
                     except DeadKernelError:
                         self.log.error("attnlab: the kernel died in cell %d; that cell scores 0", index - 1)
-                        cell.outputs.append(NotebookNode(output_type="error", ename=KERNEL_DIED, evalue=KERNEL_DIED_TEXT, traceback=[f"{KERNEL_DIED}: {KERNEL_DIED_TEXT}"]))
+                        cell.outputs.append(
+                            NotebookNode(
+                                output_type="error",
+                                ename=KERNEL_DIED,
+                                evalue=KERNEL_DIED_TEXT,
+                                traceback=[f"{KERNEL_DIED}: {KERNEL_DIED_TEXT}"],
+                            )
+                        )
                         break
         self.set_widgets_metadata()
         return self.nb, self.resources

@@ -19,7 +19,14 @@ from pathlib import Path
 
 from autograder import stubs, tasks
 
-FORBIDDEN = (stubs.BEGIN, stubs.END, stubs.ANSWER_MARK, "BEGIN HIDDEN TESTS", "END HIDDEN TESTS", "Model answer (instructor)")
+FORBIDDEN = (
+    stubs.BEGIN,
+    stubs.END,
+    stubs.ANSWER_MARK,
+    "BEGIN HIDDEN TESTS",
+    "END HIDDEN TESTS",
+    "Model answer (instructor)",
+)
 LEAK = "{path}: {what}"
 EXIT_LEAK = 1
 log = logging.getLogger("attnlab.release")
@@ -29,7 +36,9 @@ def stub_text(source: Path) -> str:
     """The released text of the step module ``source`` (its stub); MarkerError if its markers are malformed."""
     step_id = source.stem
     if step_id not in tasks.BY_ID:
-        raise stubs.MarkerError(f"{source}: not a lab step module ({', '.join(tasks.MODULES)}); the release only takes step modules")
+        raise stubs.MarkerError(
+            f"{source}: not a lab step module ({', '.join(tasks.MODULES)}); the release only takes step modules"
+        )
     return stubs.make_stub(source.read_text(encoding="utf-8"), step_id, source)
 
 
@@ -43,13 +52,16 @@ def strip_folder(release: Path) -> list[Path]:
 
 
 def leaks(release: Path, source: Path, private: Path | None = None) -> list[str]:
-    """What in ``release`` should not be there: a module that is not its stub, markers, hidden tests, model answers, the private path."""
+    """What in ``release`` should not be there: a module that is not its stub, markers, hidden tests, model
+    answers, the private path."""
     found = []
     for module in sorted(Path(source).glob("*.py")):
         released = Path(release) / module.name
         if released.is_file() and released.read_text(encoding="utf-8") != stub_text(module):
             found.append(LEAK.format(path=released, what=f"is not the stub of {module}"))
-    for path in sorted(p for p in Path(release).rglob("*") if p.is_file() and p.suffix in (".py", ".ipynb", ".md", ".txt", ".json")):
+    for path in sorted(
+        p for p in Path(release).rglob("*") if p.is_file() and p.suffix in (".py", ".ipynb", ".md", ".txt", ".json")
+    ):
         text = path.read_text(encoding="utf-8", errors="replace")
         found.extend(LEAK.format(path=path, what=f"holds {marker!r}") for marker in FORBIDDEN if marker in text)
         if private is not None and str(private) in text:

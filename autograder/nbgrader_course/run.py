@@ -42,7 +42,11 @@ def options_for(request: dict) -> engine.GradeOptions:
         return engine.GradeOptions(submission=submission, public_only=True, steps=steps)
     private = Path(request["private"])
     settings = json.loads((private / SETTINGS).read_text(encoding="utf-8"))
-    secret = (private / SECRET).read_text(encoding="utf-8").strip() if (private / SECRET).is_file() else os.environ.get("ATTNLAB_SECRET", engine.DEFAULT_SECRET)
+    secret = (
+        (private / SECRET).read_text(encoding="utf-8").strip()
+        if (private / SECRET).is_file()
+        else os.environ.get("ATTNLAB_SECRET", engine.DEFAULT_SECRET)
+    )
     return engine.GradeOptions(
         submission=submission,
         hidden=private / HIDDEN,

@@ -67,7 +67,8 @@ def socket_path(private: Path) -> Path:
 
 
 def _private_folder(path: Path) -> Path:
-    """``path``'s folder, created mode 700; refused unless it is a real folder owned by this user and closed to others."""
+    """``path``'s folder, created mode 700; refused unless it is a real folder owned by this user and closed to
+    others."""
     folder = path.parent
     try:
         folder.mkdir(mode=0o700)
@@ -85,7 +86,8 @@ def enabled() -> bool:
 
 
 def grade(request: dict[str, Any], private: Path, deadline_s: float, stop_grace_s: float) -> tuple[int, bytes, bytes]:
-    """Grade ``request`` in a worker of the warm server for ``private``: ``(exit status, stdout, stderr)`` as the grader process gives them."""
+    """Grade ``request`` in a worker of the warm server for ``private``: ``(exit status, stdout, stderr)`` as the
+    grader process gives them."""
     path = socket_path(private)
     _private_folder(path)
     connection = _connect(path) or _start_and_connect(path)
@@ -100,7 +102,9 @@ def grade(request: dict[str, Any], private: Path, deadline_s: float, stop_grace_
                 raise WarmUnavailable("the warm grader did not start a worker")
             try:
                 reply = json.loads(reader.readline(MAX_REPLY) or b"{}")
-            except BaseException:  # the cell's time limit, or the deadline: stop the worker as the grader process would be
+            except (
+                BaseException
+            ):  # the cell's time limit, or the deadline: stop the worker as the grader process would be
                 _stop_worker(pid, connection, stop_grace_s)
                 raise
         except (OSError, ValueError) as error:
@@ -162,11 +166,11 @@ def _stop_worker(pid: int, connection: socket.socket, grace_s: float) -> None:
 # -- the server ----------------------------------------------------------------------------
 def serve(path: str) -> None:
     """Import the grader once, then fork a worker per connection until idle for :data:`IDLE_S` seconds."""
+    import torch  # noqa: F401  the reference's torch steps
+
     from autograder import engine  # noqa: F401  the imports every worker shares
     from autograder.nbgrader_course import run  # noqa: F401
     from autograder.sandbox import zygote
-
-    import torch  # noqa: F401  the reference's torch steps
 
     zygote.prestart()
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -177,7 +181,7 @@ def serve(path: str) -> None:
     while True:
         try:
             connection, _ = listener.accept()
-        except socket.timeout:
+        except TimeoutError:
             break
         with connection:
             try:
@@ -231,7 +235,7 @@ def _work(connection: socket.socket, request: dict) -> None:
             reply = _graded(request)
         connection.sendall(json.dumps(reply).encode() + b"\n")
         code = 0
-    except BaseException:  # noqa: BLE001  the cell sees a worker without a report; nothing may escape a fork
+    except BaseException:
         pass
     finally:
         os._exit(code)

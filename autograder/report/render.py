@@ -24,7 +24,10 @@ def table(report: GradeReport) -> str:
     lines.append("-" * 62)
     for result in report.steps:
         passed = len(result.checks) - len(result.failed)
-        lines.append(f"{result.step.title:<34}{_points(result.earned):>8}{_points(result.possible):>8}  {passed}/{len(result.checks)} passed")
+        lines.append(
+            f"{result.step.title:<34}{_points(result.earned):>8}{_points(result.possible):>8}  "
+            f"{passed}/{len(result.checks)} passed"
+        )
         for check in result.failed:
             head = f"  - {check.title} [{_points(check.points)} pt]"
             lines.append(head)

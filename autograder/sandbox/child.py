@@ -21,9 +21,9 @@ import resource
 import signal
 import sys
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
-from typing import Callable
 
 import numpy as np
 
@@ -150,7 +150,7 @@ def handle(request: dict, payload: dict, submission: Submission, limits: dict) -
             value = probes.PROBES[request["probe"]](submission.load, *payload["args"], **payload["kwargs"])
         else:
             raise ValueError(f"unknown request {kind!r}")
-    except BaseException as caught:  # noqa: BLE001  SystemExit, KeyboardInterrupt too
+    except BaseException as caught:
         error, where = _describe(caught), _where(caught, submission.folder)
     finally:
         sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
@@ -160,11 +160,15 @@ def handle(request: dict, payload: dict, submission: Submission, limits: dict) -
             value = encode(value, arrays)
             size = sum(a.nbytes for a in arrays)
             if size > limits["reply_bytes"]:
-                raise ValueError(f"{size >> 20} MiB is more than the grader accepts ({limits['reply_bytes'] >> 20} MiB)")
+                raise ValueError(
+                    f"{size >> 20} MiB is more than the grader accepts ({limits['reply_bytes'] >> 20} MiB)"
+                )
             plain = len(json.dumps(value))
             if plain > MAX_HEADER_BYTES // 2:
-                raise ValueError(f"{plain} bytes of plain numbers and strings is more than the grader accepts; return an array")
-        except BaseException as caught:  # noqa: BLE001  e.g. an array of objects
+                raise ValueError(
+                    f"{plain} bytes of plain numbers and strings is more than the grader accepts; return an array"
+                )
+        except BaseException as caught:
             error, arrays, unsendable = str(caught)[:300], [], True
     printed = captured.size + captured.dropped
     if error is None and printed > limits["output_limit_chars"]:

@@ -150,7 +150,7 @@ class Sandbox:
     def close(self) -> None:
         self._stop()
 
-    def __enter__(self) -> "Sandbox":
+    def __enter__(self) -> Sandbox:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -260,7 +260,9 @@ class Sandbox:
         payload = encode({"args": list(args), "kwargs": kwargs}, arrays)
         try:
             write_message(self._requests, {**header, "payload": payload}, arrays)
-            reply, raw = read_message(_DeadlineReader(self._replies, time.monotonic() + timeout), self.limits.reply_bytes)
+            reply, raw = read_message(
+                _DeadlineReader(self._replies, time.monotonic() + timeout), self.limits.reply_bytes
+            )
         except TimeoutError:
             self._stop(graceful=False)
             raise StudentCallError(TIMED_OUT.format(seconds=timeout)) from None
@@ -277,7 +279,9 @@ class Sandbox:
         if not reply.get("ok"):
             error, where = str(reply.get("error")), str(reply.get("where") or "")
             if reply.get("too_much_output"):
-                raise StudentCallError(TOO_MUCH_OUTPUT.format(count=reply["too_much_output"], limit=self.limits.output_limit_chars), output)
+                raise StudentCallError(
+                    TOO_MUCH_OUTPUT.format(count=reply["too_much_output"], limit=self.limits.output_limit_chars), output
+                )
             if reply.get("unsendable"):
                 raise StudentCallError(UNSENDABLE.format(detail=error), output)
             reason = RAISED_AT.format(error=error, where=where) if where else RAISED.format(error=error)

@@ -89,7 +89,16 @@ class Policy:
     def __init__(self, work: Path, allowed_callers: tuple = ()) -> None:
         self.work = os.path.realpath(work)
         pid = str(os.getpid())
-        self.read_roots = (self.work, *python_roots(), *SYSTEM_READ_ROOTS, "/dev", "/proc/self", f"/proc/{pid}", "/proc/thread-self", *PROC_FILES)
+        self.read_roots = (
+            self.work,
+            *python_roots(),
+            *SYSTEM_READ_ROOTS,
+            "/dev",
+            "/proc/self",
+            f"/proc/{pid}",
+            "/proc/thread-self",
+            *PROC_FILES,
+        )
         self.write_roots = (self.work, "/dev/null")
         self.allowed_callers = allowed_callers
 
@@ -106,7 +115,7 @@ class Policy:
         if event == "resource.setrlimit" and caller not in self.allowed_callers:
             raise SandboxViolation("the grading sandbox does not allow changing resource limits")
         if event == "open":
-            path, mode, flags = (list(args) + [None, None])[:3]
+            path, mode, flags = ([*list(args), None, None])[:3]
             writing = any(c in (mode or "") for c in "wax+") or bool((flags or 0) & WRITE_FLAGS)
             self._check_path(path, writing)
         elif event in WRITE_EVENTS:
@@ -139,7 +148,13 @@ def install(work: Path, allowed_callers: tuple = ()) -> Policy:
     policy = Policy(work, allowed_callers)
 
     def hook(event: str, args: tuple) -> None:
-        if event in ("open", "resource.setrlimit") or event in DENIED_EVENTS or event in WRITE_EVENTS or event in PATH_READ_EVENTS or event.startswith(("os.kill", "ctypes.dlopen")):
+        if (
+            event in ("open", "resource.setrlimit")
+            or event in DENIED_EVENTS
+            or event in WRITE_EVENTS
+            or event in PATH_READ_EVENTS
+            or event.startswith(("os.kill", "ctypes.dlopen"))
+        ):
             caller = sys._getframe(1).f_code if event == "resource.setrlimit" else None
             policy.check(event, args, caller)
 

@@ -48,7 +48,8 @@ class ZygoteError(Exception):
 
 # -- the zygote process ---------------------------------------------------------
 def serve(control_fd: int | str, preload: str = ",".join(PRELOAD)) -> None:
-    """Import ``preload`` (comma-separated modules), then answer ``spawn`` and ``wait`` requests on the socket ``control_fd`` until it closes."""
+    """Import ``preload`` (comma-separated modules), then answer ``spawn`` and ``wait`` requests on the socket
+    ``control_fd`` until it closes."""
     for name in filter(None, preload.split(",")):
         try:
             __import__(name)
@@ -89,7 +90,7 @@ def _fork_child(request: dict, fds: list[int], control: socket.socket) -> int:
         from autograder.sandbox import child
 
         child.main(json.dumps(request["limits"] | {"request_fd": fds[0], "reply_fd": fds[1]}))
-    except BaseException:  # noqa: BLE001  the grader sees the exit code; nothing else may escape a fork
+    except BaseException:
         code = 70
     finally:
         os._exit(code)
@@ -113,14 +114,17 @@ def _wait(pid: int, timeout: float | None) -> dict[str, Any]:
 class ForkedChild:
     """A child forked by the zygote, with the part of ``subprocess.Popen``'s interface the sandbox uses."""
 
-    def __init__(self, pid: int, zygote: "Zygote") -> None:
+    def __init__(self, pid: int, zygote: Zygote) -> None:
         self.pid, self._zygote, self.returncode = pid, zygote, None
 
     def wait(self, timeout: float | None = None) -> int | None:
-        """The exit status as ``Popen.returncode`` gives it (``-signal`` when killed); ``TimeoutExpired`` at ``timeout``."""
+        """The exit status as ``Popen.returncode`` gives it (``-signal`` when killed); ``TimeoutExpired`` at
+        ``timeout``."""
         if self.returncode is None:
             try:
-                reply = self._zygote.request({"kind": "wait", "pid": self.pid, "timeout": timeout}, (), None if timeout is None else timeout + 5)
+                reply = self._zygote.request(
+                    {"kind": "wait", "pid": self.pid, "timeout": timeout}, (), None if timeout is None else timeout + 5
+                )
             except ZygoteError:
                 return None  # the zygote is gone; so is the status
             if reply.get("timeout"):

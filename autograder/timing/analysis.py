@@ -33,8 +33,11 @@ def attention_slope(attention: Attention, name: str) -> float:
     return fit_slope(attention.ns[mask], attention.series[name].median[mask])
 
 
-def blocks(positions: np.ndarray, seconds: np.ndarray, fit: tuple[int, int], block: int) -> tuple[np.ndarray, np.ndarray]:
-    """``(centres, medians)`` of the ``block``-token blocks of the fit range: one spike cannot tilt a fit through them."""
+def blocks(
+    positions: np.ndarray, seconds: np.ndarray, fit: tuple[int, int], block: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(centres, medians)`` of the ``block``-token blocks of the fit range: one spike cannot tilt a fit through
+    them."""
     mask = (positions >= fit[0]) & (positions <= fit[1])
     t, s = np.asarray(positions, dtype=float)[mask], np.asarray(seconds, dtype=float)[mask]
     return t.reshape(-1, block).mean(axis=1), np.median(s.reshape(-1, block), axis=1)
@@ -67,7 +70,9 @@ def review_flags(report: TimingReport) -> list[str]:
     attention = report.attention
     flat = {}
     for name, series in attention.series.items():
-        same = [int(n) for n, times in zip(attention.ns, series.seconds) if len(times) >= 3 and max(times) == min(times)]
+        same = [
+            int(n) for n, times in zip(attention.ns, series.seconds) if len(times) >= 3 and max(times) == min(times)
+        ]
         if same:
             flags.append(f"{name}: every repeat took exactly the same time at n = {', '.join(map(str, same[:6]))}")
         mask = attention.in_fit
@@ -79,13 +84,23 @@ def review_flags(report: TimingReport) -> list[str]:
     # an idle CI run); every series at once that clean is what typed-in numbers look like.
     if flat and len(flat) == len(attention.series):
         for name, steps in flat.items():
-            flags.append(f"{name}: the slope between neighbouring sizes never changes ({', '.join(f'{s:.3f}' for s in steps)}); measured times wobble")
+            flags.append(
+                f"{name}: the slope between neighbouring sizes never changes "
+                f"({', '.join(f'{s:.3f}' for s in steps)}); measured times wobble"
+            )
     ratio = naive_over_sdpa(attention)[attention.in_fit]
     if ratio[-1] <= ratio[0]:
-        flags.append(f"naive/SDPA does not grow with n over the fit range ({ratio[0]:.2f} at the smallest n, {ratio[-1]:.2f} at the largest); the naive head's n x n temporaries make it fall further behind")
+        flags.append(
+            f"naive/SDPA does not grow with n over the fit range ({ratio[0]:.2f} at the smallest n, "
+            f"{ratio[-1]:.2f} at the largest); the naive head's n x n temporaries make it fall further "
+            "behind"
+        )
     for label, run in (("without cache", report.decoding.without_cache), ("with cache", report.decoding.with_cache)):
         if len(np.unique(run.seconds)) < MIN_DISTINCT_LATENCIES * len(run.seconds):
-            flags.append(f"decoding {label}: per-token latencies repeat exactly ({len(np.unique(run.seconds))} distinct values for {len(run.seconds)} tokens)")
+            flags.append(
+                f"decoding {label}: per-token latencies repeat exactly ({len(np.unique(run.seconds))} "
+                f"distinct values for {len(run.seconds)} tokens)"
+            )
     return flags
 
 
@@ -97,12 +112,19 @@ def summary(report: TimingReport) -> list[str]:
     same = decoding.without_cache.tokens == decoding.with_cache.tokens
     big = int(np.argmax(memory.ns))
     lines = [
-        f"device: {env.device} ({env.device_name}), torch {env.torch}, {env.dtype}, {env.threads} thread(s), SDPA backend {env.sdpa_backend}; {report.sweep} sweep",
-        f"attention, slope of log t on log n over n = {attention.fit[0]}..{attention.fit[1]}: naive {series['naive'].slope:.2f}, "
-        f"SDPA {series['sdpa'].slope:.2f}, causal naive {series['causal_naive'].slope:.2f}; naive/SDPA at n = {last_n}: {naive_over_sdpa(attention)[-1]:.1f}x",
-        f"decoding {decoding.n_tokens} tokens: per-token slope {decoding.without_cache.slope:.2f} without cache, {decoding.with_cache.slope:.2f} with; "
-        f"speed-up at token {decoding.n_tokens}: {decoding.speedup_last:.1f}x, total {decoding.speedup_total:.1f}x; tokens identical: {'yes' if same else 'NO'}",
-        f"peak memory at n = {int(memory.ns[big])}: naive {memory.allocated['naive'][big] / MiB:.1f} MiB, SDPA {memory.allocated['sdpa'][big] / MiB:.1f} MiB "
+        f"device: {env.device} ({env.device_name}), torch {env.torch}, {env.dtype}, {env.threads} "
+        f"thread(s), SDPA backend {env.sdpa_backend}; {report.sweep} sweep",
+        f"attention, slope of log t on log n over n = {attention.fit[0]}..{attention.fit[1]}: naive "
+        f"{series['naive'].slope:.2f}, "
+        f"SDPA {series['sdpa'].slope:.2f}, causal naive {series['causal_naive'].slope:.2f}; "
+        f"naive/SDPA at n = {last_n}: {naive_over_sdpa(attention)[-1]:.1f}x",
+        f"decoding {decoding.n_tokens} tokens: per-token slope {decoding.without_cache.slope:.2f} "
+        f"without cache, {decoding.with_cache.slope:.2f} with; "
+        f"speed-up at token {decoding.n_tokens}: {decoding.speedup_last:.1f}x, total "
+        f"{decoding.speedup_total:.1f}x; tokens identical: {'yes' if same else 'NO'}",
+        f"peak memory at n = {int(memory.ns[big])}: naive "
+        f"{memory.allocated['naive'][big] / MiB:.1f} MiB, SDPA "
+        f"{memory.allocated['sdpa'][big] / MiB:.1f} MiB "
         f"(one float32 score matrix: {memory.score_bytes[big] / MiB:.1f} MiB); measured with {memory.method}",
     ]
     if not windows_for(env.device).calibrated:

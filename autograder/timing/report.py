@@ -11,6 +11,7 @@ file is ever executed or echoed at length.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import os
@@ -198,7 +199,11 @@ def _kind(value: Any) -> str:
     if isinstance(value, bool):
         return f"the boolean {str(value).lower()}"
     if isinstance(value, (int, float)):
-        return f"the number {value:.6g}" if isinstance(value, float) else ("a huge integer" if abs(value) > 10**15 else f"the number {value}")
+        return (
+            f"the number {value:.6g}"
+            if isinstance(value, float)
+            else ("a huge integer" if abs(value) > 10**15 else f"the number {value}")
+        )
     if isinstance(value, str):
         return f"a string of {len(value)} characters"
     if isinstance(value, list):
@@ -235,21 +240,35 @@ def _integer(value: Any, where: str, low: int, high: int) -> int:
     return value
 
 
-def _number(value: Any, where: str, low: float = -math.inf, high: float = math.inf, what: str = "a finite number") -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or not low <= value <= high:
+def _number(
+    value: Any, where: str, low: float = -math.inf, high: float = math.inf, what: str = "a finite number"
+) -> float:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not math.isfinite(value)
+        or not low <= value <= high
+    ):
         _fail(where, what, value)
     return float(value)
 
 
 def _list(value: Any, where: str, length: int | None = None, at_least: int = 1) -> list:
-    if not isinstance(value, list) or len(value) > MAX_ITEMS or len(value) < at_least or length is not None and len(value) != length:
+    if (
+        not isinstance(value, list)
+        or len(value) > MAX_ITEMS
+        or len(value) < at_least
+        or (length is not None and len(value) != length)
+    ):
         size = f"{length}" if length is not None else f"{at_least} to {MAX_ITEMS}"
         _fail(where, f"a list of {size} items", value)
     return value
 
 
 def _seconds(value: Any, where: str) -> float:
-    return _number(value, where, MIN_SECONDS, MAX_SECONDS, f"seconds (a number from {MIN_SECONDS:g} to {MAX_SECONDS:g})")
+    return _number(
+        value, where, MIN_SECONDS, MAX_SECONDS, f"seconds (a number from {MIN_SECONDS:g} to {MAX_SECONDS:g})"
+    )
 
 
 def _seconds_list(value: Any, where: str, length: int | None = None) -> np.ndarray:
@@ -257,12 +276,15 @@ def _seconds_list(value: Any, where: str, length: int | None = None) -> np.ndarr
 
 
 def _bytes_list(value: Any, where: str, length: int) -> np.ndarray:
-    return np.array([_integer(v, f"{where}[{i}]", 0, MAX_BYTES_VALUE) for i, v in enumerate(_list(value, where, length))], dtype=float)
+    return np.array(
+        [_integer(v, f"{where}[{i}]", 0, MAX_BYTES_VALUE) for i, v in enumerate(_list(value, where, length))],
+        dtype=float,
+    )
 
 
 def _sizes(value: Any, where: str, at_least: int) -> np.ndarray:
     ns = [_integer(v, f"{where}[{i}]", 1, 1 << 20) for i, v in enumerate(_list(value, where, at_least=at_least))]
-    if any(b <= a for a, b in zip(ns, ns[1:])):
+    if any(b <= a for a, b in itertools.pairwise(ns)):
         raise ReportError(f"{where}: expected sizes in increasing order, got {ns[:12]}")
     return np.array(ns, dtype=float)
 
@@ -274,7 +296,9 @@ def _environment(value: Any) -> Environment:
     if fields["dtype"] != "float32":
         raise ReportError("environment.dtype: expected float32 (the kit measures float32), got a different dtype")
     if not DEVICE.fullmatch(fields["device"]):
-        raise ReportError("environment.device: expected the device measured on, cpu or cuda (cuda:1, ...), got another string")
+        raise ReportError(
+            "environment.device: expected the device measured on, cpu or cuda (cuda:1, ...), got another string"
+        )
     return Environment(threads=_integer(raw["threads"], "environment.threads", 1, 4096), **fields)
 
 
@@ -283,7 +307,10 @@ def _series(value: Any, name: str, ns: np.ndarray, repeats: int) -> Series:
     raw = _object(value, where, ("kind", "causal", "seconds", "median", "min", "max", "slope"))
     kind, causal = _text(raw["kind"], f"{where}.kind"), _flag(raw["causal"], f"{where}.causal")
     if (kind, causal) != SERIES[name]:
-        raise ReportError(f"{where}: expected kind {SERIES[name][0]!r} with causal {str(SERIES[name][1]).lower()}, got another variant")
+        raise ReportError(
+            f"{where}: expected kind {SERIES[name][0]!r} with causal {str(SERIES[name][1]).lower()}, "
+            "got another variant"
+        )
     rows = _list(raw["seconds"], f"{where}.seconds", len(ns))
     seconds = tuple(tuple(_seconds_list(row, f"{where}.seconds[{i}]", repeats)) for i, row in enumerate(rows))
     return Series(
@@ -301,7 +328,10 @@ def _series(value: Any, name: str, ns: np.ndarray, repeats: int) -> Series:
 def _attention(value: Any) -> Attention:
     raw = _object(value, "attention", ("d", "repeats", "rounds", "ns", "fit", "series"))
     d = _integer(raw["d"], "attention.d", 1, 4096)
-    repeats, rounds = _integer(raw["repeats"], "attention.repeats", 1, 100), _integer(raw["rounds"], "attention.rounds", 1, 20)
+    repeats, rounds = (
+        _integer(raw["repeats"], "attention.repeats", 1, 100),
+        _integer(raw["rounds"], "attention.rounds", 1, 20),
+    )
     ns = _sizes(raw["ns"], "attention.ns", at_least=2)
     fit = _object(raw["fit"], "attention.fit", ("n_min", "n_max"))
     low, high = (_integer(fit[k], f"attention.fit.{k}", 1, 1 << 20) for k in ("n_min", "n_max"))
@@ -314,12 +344,31 @@ def _attention(value: Any) -> Attention:
 
 def _decode_run(value: Any, where: str, n_tokens: int) -> DecodeRun:
     raw = _object(value, where, ("seconds", "tokens", "slope"))
-    tokens = tuple(_integer(t, f"{where}.tokens[{i}]", 0, 1 << 20) for i, t in enumerate(_list(raw["tokens"], f"{where}.tokens", n_tokens)))
-    return DecodeRun(seconds=_seconds_list(raw["seconds"], f"{where}.seconds", n_tokens), tokens=tokens, slope=_number(raw["slope"], f"{where}.slope", -100, 100))
+    tokens = tuple(
+        _integer(t, f"{where}.tokens[{i}]", 0, 1 << 20)
+        for i, t in enumerate(_list(raw["tokens"], f"{where}.tokens", n_tokens))
+    )
+    return DecodeRun(
+        seconds=_seconds_list(raw["seconds"], f"{where}.seconds", n_tokens),
+        tokens=tokens,
+        slope=_number(raw["slope"], f"{where}.slope", -100, 100),
+    )
 
 
 def _decoding(value: Any) -> Decoding:
-    keys = ("n_tokens", "d_model", "n_layers", "n_heads", "fit", "block", "rounds", "without_cache", "with_cache", "speedup_last", "speedup_total")
+    keys = (
+        "n_tokens",
+        "d_model",
+        "n_layers",
+        "n_heads",
+        "fit",
+        "block",
+        "rounds",
+        "without_cache",
+        "with_cache",
+        "speedup_last",
+        "speedup_total",
+    )
     raw = _object(value, "decoding", keys)
     n_tokens = _integer(raw["n_tokens"], "decoding.n_tokens", 2, MAX_ITEMS)
     fit = _object(raw["fit"], "decoding.fit", ("t_min", "t_max"))
@@ -352,15 +401,27 @@ def _memory(value: Any) -> Memory:
     for kind in ("naive", "sdpa"):
         entry = _object(raw[kind], f"memory.{kind}", ("allocated", "reserved"))
         allocated[kind] = _bytes_list(entry["allocated"], f"memory.{kind}.allocated", len(ns))
-        reserved[kind] = None if entry["reserved"] is None else _bytes_list(entry["reserved"], f"memory.{kind}.reserved", len(ns))
-    return Memory(method=_text(raw["method"], "memory.method"), ns=ns, score_bytes=score_bytes, allocated=allocated, reserved=reserved)
+        reserved[kind] = (
+            None if entry["reserved"] is None else _bytes_list(entry["reserved"], f"memory.{kind}.reserved", len(ns))
+        )
+    return Memory(
+        method=_text(raw["method"], "memory.method"),
+        ns=ns,
+        score_bytes=score_bytes,
+        allocated=allocated,
+        reserved=reserved,
+    )
 
 
 def parse(value: Any) -> TimingReport:
     """Validate a decoded JSON value as a timing report."""
-    raw = _object(value, "the report", ("schema", "sweep", "command", "environment", "attention", "decoding", "memory", "notes"))
+    raw = _object(
+        value, "the report", ("schema", "sweep", "command", "environment", "attention", "decoding", "memory", "notes")
+    )
     if raw["schema"] != SCHEMA:
-        raise ReportError(f"schema: expected {SCHEMA!r} (a report written by this kit's `attnlab timing`), got {_kind(raw['schema'])}")
+        raise ReportError(
+            f"schema: expected {SCHEMA!r} (a report written by this kit's `attnlab timing`), got {_kind(raw['schema'])}"
+        )
     sweep = _text(raw["sweep"], "sweep")
     if sweep not in ("full", "quick"):
         raise ReportError("sweep: expected 'full' or 'quick'")

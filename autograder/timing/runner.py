@@ -39,11 +39,19 @@ class MeasurementError(Exception):
 def limits_for(device: str) -> Limits:
     """Sandbox limits for a timing run: long calls; on a GPU, no address-space limit."""
     memory = resource.RLIM_INFINITY if device_class(device) != "cpu" else 8 << 30
-    return Limits(call_timeout_s=300.0, retry_timeout_s=300.0, import_timeout_s=120.0, cpu_per_call_s=900, cpu_total_s=3600, memory_bytes=memory)
+    return Limits(
+        call_timeout_s=300.0,
+        retry_timeout_s=300.0,
+        import_timeout_s=120.0,
+        cpu_per_call_s=900,
+        cpu_total_s=3600,
+        memory_bytes=memory,
+    )
 
 
 class _Student:
-    """Calls into ``timing.py`` in the sandbox, advancing the progress bar; failures become :class:`MeasurementError`."""
+    """Calls into ``timing.py`` in the sandbox, advancing the progress bar; failures become
+    :class:`MeasurementError`."""
 
     def __init__(self, sandbox: Sandbox, bar: tqdm) -> None:
         self.sandbox, self.bar = sandbox, bar
@@ -62,8 +70,15 @@ class _Student:
 def _number(value: Any, text: str, positive: bool = False) -> float:
     if isinstance(value, np.ndarray) and value.shape == () and value.dtype.kind in "iuf":
         value = value.item()
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value) or positive and value <= 0:
-        raise MeasurementError(f"{text} returned {_describe(value)}, not a {'positive ' if positive else ''}finite number")
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not np.isfinite(value)
+        or (positive and value <= 0)
+    ):
+        raise MeasurementError(
+            f"{text} returned {_describe(value)}, not a {'positive ' if positive else ''}finite number"
+        )
     return float(value)
 
 
@@ -78,8 +93,14 @@ def _numbers(value: Any, text: str, length: int) -> list[float]:
 def _tokens(value: Any, text: str, length: int) -> list[int]:
     if isinstance(value, np.ndarray) and value.ndim == 1 and value.dtype.kind in "iu":
         value = value.tolist()
-    if not isinstance(value, (list, tuple)) or len(value) != length or not all(isinstance(t, int) and not isinstance(t, bool) and t >= 0 for t in value):
-        raise MeasurementError(f"{text} returned {_describe(value)} as tokens, not a list of {length} token ids (non-negative ints)")
+    if (
+        not isinstance(value, (list, tuple))
+        or len(value) != length
+        or not all(isinstance(t, int) and not isinstance(t, bool) and t >= 0 for t in value)
+    ):
+        raise MeasurementError(
+            f"{text} returned {_describe(value)} as tokens, not a list of {length} token ids (non-negative ints)"
+        )
     return list(value)
 
 
@@ -97,7 +118,10 @@ def _environment(sandbox: Sandbox, device: str | None, d: int) -> dict[str, Any]
     except StudentCallError as error:
         raise MeasurementError(f"importing timing.py and describing the device {error.reason}", error.output) from None
     if device is not None and device_class(device) == "cuda" and not found.get("cuda_available"):
-        raise MeasurementError(f"--device {device}: torch sees no CUDA device here (torch {found.get('torch')}); run on a GPU machine or use --device cpu")
+        raise MeasurementError(
+            f"--device {device}: torch sees no CUDA device here (torch {found.get('torch')}); run on a "
+            "GPU machine or use --device cpu"
+        )
     return found
 
 
@@ -107,8 +131,22 @@ def _attention(student: _Student, device: str, sweep: Sweep) -> dict[str, Any]:
     for _ in range(sweep.rounds):
         for name, (kind, causal) in SERIES.items():
             for index, n in enumerate(sweep.ns):
-                text = f"time_attention({n}, d={sweep.d}, device={device!r}, repeats={sweep.repeats}, kind={kind!r}, causal={causal}, return_times=True)"
-                value = student.call(f"{name} n={n}", text, "time_attention", n, sweep.d, device, sweep.repeats, kind=kind, causal=causal, return_times=True)
+                text = (
+                    f"time_attention({n}, d={sweep.d}, device={device!r}, repeats={sweep.repeats}, "
+                    f"kind={kind!r}, causal={causal}, return_times=True)"
+                )
+                value = student.call(
+                    f"{name} n={n}",
+                    text,
+                    "time_attention",
+                    n,
+                    sweep.d,
+                    device,
+                    sweep.repeats,
+                    kind=kind,
+                    causal=causal,
+                    return_times=True,
+                )
                 pooled[name][index].extend(_numbers(value, text, sweep.repeats))
     in_fit = [i for i, n in enumerate(sweep.ns) if sweep.fit[0] <= n <= sweep.fit[1]]
     series = {}
@@ -126,7 +164,14 @@ def _attention(student: _Student, device: str, sweep: Sweep) -> dict[str, Any]:
             "max": [max(t) for t in pooled[name]],
             "slope": slope,
         }
-    return {"d": sweep.d, "repeats": sweep.repeats, "rounds": sweep.rounds, "ns": list(sweep.ns), "fit": {"n_min": sweep.fit[0], "n_max": sweep.fit[1]}, "series": series}
+    return {
+        "d": sweep.d,
+        "repeats": sweep.repeats,
+        "rounds": sweep.rounds,
+        "ns": list(sweep.ns),
+        "fit": {"n_min": sweep.fit[0], "n_max": sweep.fit[1]},
+        "series": series,
+    }
 
 
 def _decoding(student: _Student, device: str, sweep: Sweep) -> dict[str, Any]:
@@ -140,20 +185,47 @@ def _decoding(student: _Student, device: str, sweep: Sweep) -> dict[str, Any]:
     runs = {}
     positions = np.arange(1, sweep.n_tokens + 1)
     for label, use_cache in (("without_cache", False), ("with_cache", True)):
-        text = f"time_decoding({sweep.n_tokens}, d_model={sweep.d_model}, use_cache={use_cache}, device={device!r}, return_tokens=True)"
+        text = (
+            f"time_decoding({sweep.n_tokens}, d_model={sweep.d_model}, use_cache={use_cache}, "
+            f"device={device!r}, return_tokens=True)"
+        )
         rounds, tokens = [], []
         for _ in range(sweep.decode_rounds):
-            value = student.call(f"decoding {label.replace('_', ' ')}", text, "time_decoding", sweep.n_tokens, sweep.d_model, use_cache, device, return_tokens=True)
+            value = student.call(
+                f"decoding {label.replace('_', ' ')}",
+                text,
+                "time_decoding",
+                sweep.n_tokens,
+                sweep.d_model,
+                use_cache,
+                device,
+                return_tokens=True,
+            )
             if not isinstance(value, (list, tuple)) or len(value) != 2:
                 raise MeasurementError(f"{text} returned {_describe(value)}, not (seconds, tokens)")
             rounds.append(_numbers(value[0], text, sweep.n_tokens))
             tokens = tokens or _tokens(value[1], text, sweep.n_tokens)
         seconds = analysis.fastest_per_token(rounds).tolist()
         centres, medians = analysis.blocks(positions, np.array(seconds), sweep.decode_fit, sweep.block)
-        slope_text = f"loglog_slope(<centres of the {sweep.block}-token blocks of tokens {sweep.decode_fit[0]}..{sweep.decode_fit[1]}>, <their median seconds {label.replace('_', ' ')}>)"
-        slope = _number(student.call(f"decoding slope {label.replace('_', ' ')}", slope_text, "loglog_slope", centres.tolist(), medians.tolist()), slope_text)
+        slope_text = (
+            f"loglog_slope(<centres of the {sweep.block}-token blocks of tokens "
+            f"{sweep.decode_fit[0]}..{sweep.decode_fit[1]}>, <their median seconds "
+            f"{label.replace('_', ' ')}>)"
+        )
+        slope = _number(
+            student.call(
+                f"decoding slope {label.replace('_', ' ')}",
+                slope_text,
+                "loglog_slope",
+                centres.tolist(),
+                medians.tolist(),
+            ),
+            slope_text,
+        )
         runs[label] = {"seconds": seconds, "tokens": tokens, "slope": slope}
-    last, total = analysis.speedups(np.array(runs["without_cache"]["seconds"]), np.array(runs["with_cache"]["seconds"]), sweep.block)
+    last, total = analysis.speedups(
+        np.array(runs["without_cache"]["seconds"]), np.array(runs["with_cache"]["seconds"]), sweep.block
+    )
     return {
         "n_tokens": sweep.n_tokens,
         "d_model": sweep.d_model,
@@ -178,17 +250,31 @@ def _memory(student: _Student, device: str, sweep: Sweep) -> dict[str, Any]:
             text = f"peak_memory({n}, d={sweep.d}, device={device!r}, kind={kind!r})"
             value = student.call(f"memory {kind} n={n}", text, "peak_memory", n, sweep.d, device, kind=kind)
             if not isinstance(value, dict) or not {"allocated", "reserved", "method"} <= set(value):
-                raise MeasurementError(f"{text} returned {_describe(value)}, not a dict with allocated, reserved and method")
+                raise MeasurementError(
+                    f"{text} returned {_describe(value)}, not a dict with allocated, reserved and method"
+                )
             allocated.append(int(_number(value["allocated"], f"{text}['allocated']")))
-            reserved.append(None if value["reserved"] is None else int(_number(value["reserved"], f"{text}['reserved']")))
+            reserved.append(
+                None if value["reserved"] is None else int(_number(value["reserved"], f"{text}['reserved']"))
+            )
             methods.add(str(value["method"])[:100])
         found[kind] = {"allocated": allocated, "reserved": None if None in reserved else reserved}
-    return {"method": "; ".join(sorted(methods)), "ns": list(sweep.memory_ns), "score_bytes": [4 * n * n for n in sweep.memory_ns], **found}
+    return {
+        "method": "; ".join(sorted(methods)),
+        "ns": list(sweep.memory_ns),
+        "score_bytes": [4 * n * n for n in sweep.memory_ns],
+        **found,
+    }
 
 
 def _plan_size(sweep: Sweep) -> int:
     """How many student calls the run makes (for the progress bar)."""
-    return sweep.rounds * len(SERIES) * len(sweep.ns) + len(SERIES) + 2 * (sweep.decode_rounds + 1) + 2 * len(sweep.memory_ns)
+    return (
+        sweep.rounds * len(SERIES) * len(sweep.ns)
+        + len(SERIES)
+        + 2 * (sweep.decode_rounds + 1)
+        + 2 * len(sweep.memory_ns)
+    )
 
 
 def measure(folder: Path, *, device: str | None = None, quick: bool = False, progress: bool = True) -> dict[str, Any]:
@@ -201,7 +287,14 @@ def measure(folder: Path, *, device: str | None = None, quick: bool = False, pro
         env = _environment(sandbox, device, 64)
         resolved = env["device"]
         sweep = sweep_for(resolved, quick)
-        with tqdm(total=_plan_size(sweep), desc=f"attnlab timing ({resolved})", unit="call", file=sys.stderr, disable=not progress, dynamic_ncols=True) as bar:
+        with tqdm(
+            total=_plan_size(sweep),
+            desc=f"attnlab timing ({resolved})",
+            unit="call",
+            file=sys.stderr,
+            disable=not progress,
+            dynamic_ncols=True,
+        ) as bar:
             student = _Student(sandbox, bar)
             attention = _attention(student, resolved, sweep)
             decoding = _decoding(student, resolved, sweep)
@@ -229,7 +322,9 @@ def measure(folder: Path, *, device: str | None = None, quick: bool = False, pro
     try:
         report.parse(json.loads(report.dumps(data)))
     except (report.ReportError, ValueError) as error:
-        raise MeasurementError(f"the measurements cannot make a valid report: {getattr(error, 'message', error)}") from None
+        raise MeasurementError(
+            f"the measurements cannot make a valid report: {getattr(error, 'message', error)}"
+        ) from None
     return data
 
 

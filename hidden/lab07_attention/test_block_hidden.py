@@ -6,14 +6,23 @@ import numpy as np
 import pytest
 
 from autograder.checking import Lab, expect_close
-from autograder.diagnose.block import block_variants, feed_forward_variants, layer_norm_variants, multi_head_variants, rms_norm_variants
+from autograder.diagnose.block import (
+    block_variants,
+    feed_forward_variants,
+    layer_norm_variants,
+    multi_head_variants,
+    rms_norm_variants,
+)
 
 pytestmark = pytest.mark.step("block")
 
 
 def _heads(rng: np.random.Generator, d_model: int, n_heads: int) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
     d_k, d_v = int(rng.integers(2, 5)), int(rng.integers(1, 5))  # d_k >= 2: sqrt(d_k) must matter
-    return [(rng.normal(size=(d_model, d_k)), rng.normal(size=(d_model, d_k)), rng.normal(size=(d_model, d_v))) for _ in range(n_heads)]
+    return [
+        (rng.normal(size=(d_model, d_k)), rng.normal(size=(d_model, d_k)), rng.normal(size=(d_model, d_v)))
+        for _ in range(n_heads)
+    ]
 
 
 def _small_rows(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
@@ -32,7 +41,14 @@ def test_random_multi_head(lab: Lab, ref, rng: np.random.Generator) -> None:
     n_heads, n, d_model = int(rng.integers(2, 5)), int(rng.integers(2, 7)), int(rng.integers(2, 7))
     X, heads = rng.normal(size=(2, n, d_model)), _heads(rng, d_model, n_heads)
     W_O = rng.normal(size=(n_heads * heads[0][2].shape[1], d_model))
-    got = lab.call("multi_head", X, heads, W_O, text=f"multi_head(X, heads, W_O) with random X {X.shape}, {n_heads} heads of d_k = {heads[0][0].shape[1]}, d_v = {heads[0][2].shape[1]}, W_O {W_O.shape}")
+    got = lab.call(
+        "multi_head",
+        X,
+        heads,
+        W_O,
+        text=f"multi_head(X, heads, W_O) with random X {X.shape}, {n_heads} heads of d_k = "
+        f"{heads[0][0].shape[1]}, d_v = {heads[0][2].shape[1]}, W_O {W_O.shape}",
+    )
     expect_close(got, ref.block.multi_head(X, heads, W_O), wrong=multi_head_variants(ref, X, heads, W_O))
 
 
@@ -57,17 +73,39 @@ def test_random_feed_forward(lab: Lab, ref, rng: np.random.Generator) -> None:
     n, d_model, d_ff, d_out = (int(v) for v in rng.integers(2, 9, size=4))
     x, W1, b1 = rng.normal(size=(2, n, d_model)), rng.normal(size=(d_model, d_ff)), rng.normal(size=d_ff)
     W2, b2 = rng.normal(size=(d_ff, d_out)), rng.normal(size=d_out)
-    got = lab.call("feed_forward", x, W1, b1, W2, b2, text=f"feed_forward(x, W1, b1, W2, b2) with random x {x.shape}, d_ff = {d_ff}, d_out = {d_out}")
+    got = lab.call(
+        "feed_forward",
+        x,
+        W1,
+        b1,
+        W2,
+        b2,
+        text=f"feed_forward(x, W1, b1, W2, b2) with random x {x.shape}, d_ff = {d_ff}, d_out = {d_out}",
+    )
     expect_close(got, ref.block.feed_forward(x, W1, b1, W2, b2), wrong=feed_forward_variants(ref, x, W1, b1, W2, b2))
 
 
 @pytest.mark.points(1)
 def test_random_block(lab: Lab, ref, rng: np.random.Generator) -> None:
     """A random block (several heads, nonzero biases), compared with the reference"""
-    n_heads, n, d_model, d_ff = int(rng.integers(1, 4)), int(rng.integers(2, 7)), int(rng.integers(2, 7)), int(rng.integers(4, 12))
+    n_heads, n, d_model, d_ff = (
+        int(rng.integers(1, 4)),
+        int(rng.integers(2, 7)),
+        int(rng.integers(2, 7)),
+        int(rng.integers(4, 12)),
+    )
     X, heads = rng.normal(size=(n, d_model)), _heads(rng, d_model, n_heads)
     W_O = rng.normal(size=(n_heads * heads[0][2].shape[1], d_model)) * 0.5
-    W1, b1, W2, b2 = rng.normal(size=(d_model, d_ff)), rng.normal(size=d_ff) * 0.5, rng.normal(size=(d_ff, d_model)), rng.normal(size=d_model) * 0.5
+    W1, b1, W2, b2 = (
+        rng.normal(size=(d_model, d_ff)),
+        rng.normal(size=d_ff) * 0.5,
+        rng.normal(size=(d_ff, d_model)),
+        rng.normal(size=d_model) * 0.5,
+    )
     args = (X, heads, W_O, W1, b1, W2, b2)
-    got = lab.call("block", *args, text=f"block(X, heads, W_O, W1, b1, W2, b2) with random X {X.shape}, {n_heads} heads, d_ff = {d_ff}")
+    got = lab.call(
+        "block",
+        *args,
+        text=f"block(X, heads, W_O, W1, b1, W2, b2) with random X {X.shape}, {n_heads} heads, d_ff = {d_ff}",
+    )
     expect_close(got, ref.block.block(*args), wrong=block_variants(ref, *args))

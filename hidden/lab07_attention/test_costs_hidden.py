@@ -23,7 +23,12 @@ def as_number(got: Got) -> Got:
 def test_random_widths(lab: Lab, ref, rng: np.random.Generator) -> None:
     """Weights of attention, FFN and block for a random width, compared with the reference"""
     d = 64 * int(rng.integers(4, 129))
-    d_ff, d_kv, d_k, heads = 128 * int(rng.integers(8, 200)), d // int(rng.choice([2, 4, 8])), d // 32, int(rng.integers(2, 65))
+    d_ff, d_kv, d_k, heads = (
+        128 * int(rng.integers(8, 200)),
+        d // int(rng.choice([2, 4, 8])),
+        d // 32,
+        int(rng.integers(2, 65)),
+    )
     calls = (
         ("attention_params", (d, d_kv), None),
         ("ffn_params", (d, d_ff, True), cost_mistakes.ffn_params_variants),
@@ -42,14 +47,20 @@ def test_random_lengths(lab: Lab, ref, rng: np.random.Generator) -> None:
     """Score memory, FLOPs, FLOP share and crossover for a random length and width, compared with the reference"""
     n, d, heads = int(rng.integers(100, 200_000)), 128 * int(rng.integers(2, 97)), int(rng.integers(2, 129))
     got = as_number(lab.call("score_entries", n, heads, text=f"score_entries({n}, {heads})"))
-    expect_close(got, ref.costs.score_entries(n, heads), wrong=cost_mistakes.score_entries_variants(ref, n, heads), **EXACT)
+    expect_close(
+        got, ref.costs.score_entries(n, heads), wrong=cost_mistakes.score_entries_variants(ref, n, heads), **EXACT
+    )
     got = as_number(lab.call("score_matrix_gib", n, 4, text=f"score_matrix_gib({n}, 4) (fp32)"))
     expect_close(got, ref.costs.score_matrix_gib(n, 4), wrong=cost_mistakes.score_matrix_gib_variants(ref, n, 4))
     got = lab.call("block_flops", n, d, text=f"block_flops({n}, {d})")
     expected, wrong = ref.costs.block_flops(n, d), cost_mistakes.block_flops_variants(ref, n, d)
     for index, part in enumerate(got.parts("linear", "quadratic")):
-        expect_close(as_number(part), expected[index], wrong={key: value[index] for key, value in wrong.items()}, **EXACT)
+        expect_close(
+            as_number(part), expected[index], wrong={key: value[index] for key, value in wrong.items()}, **EXACT
+        )
     got = as_number(lab.call("attention_flop_share", n, d, text=f"attention_flop_share({n}, {d})"))
-    expect_close(got, ref.costs.attention_flop_share(n, d), wrong=cost_mistakes.attention_flop_share_variants(ref, n, d))
+    expect_close(
+        got, ref.costs.attention_flop_share(n, d), wrong=cost_mistakes.attention_flop_share_variants(ref, n, d)
+    )
     got = as_number(lab.call("crossover_length", d, text=f"crossover_length({d})"))
     expect_close(got, ref.costs.crossover_length(d), wrong=cost_mistakes.crossover_length_variants(ref, d), **EXACT)

@@ -19,7 +19,12 @@ def gap_of(got: Got) -> float:
 
 
 def _head(rng: np.random.Generator) -> tuple[np.ndarray, ...]:
-    n, d_model, d_k, d_v = int(rng.integers(3, 8)), int(rng.integers(2, 7)), int(rng.integers(2, 6)), int(rng.integers(2, 6))
+    n, d_model, d_k, d_v = (
+        int(rng.integers(3, 8)),
+        int(rng.integers(2, 7)),
+        int(rng.integers(2, 6)),
+        int(rng.integers(2, 6)),
+    )
     X = rng.normal(size=(n, d_model))
     perm = rng.permutation(n)
     if np.array_equal(perm, np.arange(n)):
@@ -32,13 +37,28 @@ def test_random_head_is_equivariant(lab: Lab, ref, rng: np.random.Generator) -> 
     """A random head and order without positions or mask: outputs restored as the reference's, gap of rounding"""
     X, W_Q, W_K, W_V, perm = _head(rng)
     where = f"random X {X.shape}, W_V {W_V.shape} and perm {perm.tolist()}"
-    got = lab.call("restored_outputs", X, W_Q, W_K, W_V, perm, text=f"restored_outputs(X, W_Q, W_K, W_V, perm) with {where}")
-    outputs = expect_close(got, ref.equivariance.restored_outputs(X, W_Q, W_K, W_V, perm), wrong=restored_outputs_variants(ref, X, W_Q, W_K, W_V, perm))
+    got = lab.call(
+        "restored_outputs", X, W_Q, W_K, W_V, perm, text=f"restored_outputs(X, W_Q, W_K, W_V, perm) with {where}"
+    )
+    outputs = expect_close(
+        got,
+        ref.equivariance.restored_outputs(X, W_Q, W_K, W_V, perm),
+        wrong=restored_outputs_variants(ref, X, W_Q, W_K, W_V, perm),
+    )
     bound = 1e-12 if got.value.dtype == np.float64 else 1e-6
-    got = lab.call("permutation_gap", X, W_Q, W_K, W_V, perm, text=f"permutation_gap(X, W_Q, W_K, W_V, perm) with {where}")
+    got = lab.call(
+        "permutation_gap", X, W_Q, W_K, W_V, perm, text=f"permutation_gap(X, W_Q, W_K, W_V, perm) with {where}"
+    )
     gap = gap_of(got)
     scale = max(1.0, float(np.abs(outputs).max()))
-    expect_that(got, gap < bound * scale, f"rounding noise, below {bound * scale:.3g}", f"{gap:.6g}", value=np.asarray(gap), wrong=permutation_gap_variants(ref, X, W_Q, W_K, W_V, perm))
+    expect_that(
+        got,
+        gap < bound * scale,
+        f"rounding noise, below {bound * scale:.3g}",
+        f"{gap:.6g}",
+        value=np.asarray(gap),
+        wrong=permutation_gap_variants(ref, X, W_Q, W_K, W_V, perm),
+    )
 
 
 @pytest.mark.points(1)
@@ -47,11 +67,50 @@ def test_random_positions_and_mask(lab: Lab, ref, rng: np.random.Generator) -> N
     X, W_Q, W_K, W_V, perm = _head(rng)
     positions = rng.normal(scale=0.5, size=X.shape)
     where = f"random X {X.shape}, perm {perm.tolist()} and random positions"
-    got = lab.call("restored_outputs", X, W_Q, W_K, W_V, perm, positions=positions, text=f"restored_outputs(X, W_Q, W_K, W_V, perm, positions=...) with {where}")
-    expect_close(got, ref.equivariance.restored_outputs(X, W_Q, W_K, W_V, perm, positions=positions), wrong=restored_outputs_variants(ref, X, W_Q, W_K, W_V, perm, positions=positions))
-    got = lab.call("permutation_gap", X, W_Q, W_K, W_V, perm, positions=positions, text=f"permutation_gap(X, W_Q, W_K, W_V, perm, positions=...) with {where}")
+    got = lab.call(
+        "restored_outputs",
+        X,
+        W_Q,
+        W_K,
+        W_V,
+        perm,
+        positions=positions,
+        text=f"restored_outputs(X, W_Q, W_K, W_V, perm, positions=...) with {where}",
+    )
+    expect_close(
+        got,
+        ref.equivariance.restored_outputs(X, W_Q, W_K, W_V, perm, positions=positions),
+        wrong=restored_outputs_variants(ref, X, W_Q, W_K, W_V, perm, positions=positions),
+    )
+    got = lab.call(
+        "permutation_gap",
+        X,
+        W_Q,
+        W_K,
+        W_V,
+        perm,
+        positions=positions,
+        text=f"permutation_gap(X, W_Q, W_K, W_V, perm, positions=...) with {where}",
+    )
     expected = ref.equivariance.permutation_gap(X, W_Q, W_K, W_V, perm, positions=positions)
-    expect_close(got.with_value(np.asarray(gap_of(got))), expected, wrong=permutation_gap_variants(ref, X, W_Q, W_K, W_V, perm, positions=positions))
-    got = lab.call("permutation_gap", X, W_Q, W_K, W_V, perm, causal=True, text=f"permutation_gap(X, W_Q, W_K, W_V, perm, causal=True) with random X {X.shape} and perm {perm.tolist()}")
+    expect_close(
+        got.with_value(np.asarray(gap_of(got))),
+        expected,
+        wrong=permutation_gap_variants(ref, X, W_Q, W_K, W_V, perm, positions=positions),
+    )
+    got = lab.call(
+        "permutation_gap",
+        X,
+        W_Q,
+        W_K,
+        W_V,
+        perm,
+        causal=True,
+        text=f"permutation_gap(X, W_Q, W_K, W_V, perm, causal=True) with random X {X.shape} and perm {perm.tolist()}",
+    )
     expected = ref.equivariance.permutation_gap(X, W_Q, W_K, W_V, perm, causal=True)
-    expect_close(got.with_value(np.asarray(gap_of(got))), expected, wrong=permutation_gap_variants(ref, X, W_Q, W_K, W_V, perm, causal=True))
+    expect_close(
+        got.with_value(np.asarray(gap_of(got))),
+        expected,
+        wrong=permutation_gap_variants(ref, X, W_Q, W_K, W_V, perm, causal=True),
+    )

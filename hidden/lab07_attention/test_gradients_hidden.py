@@ -16,7 +16,12 @@ GRAD_ATOL = 1e-5  # float32 rounding in dS = A * (dA - rowsum) stays far below t
 
 def _head(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     n_q, n_k, d_k, d_v = (int(v) for v in rng.integers(2, 7, size=4))  # two tokens and d_k >= 2: every term matters
-    return rng.normal(size=(n_q, d_k)), rng.normal(size=(n_k, d_k)), rng.normal(size=(n_k, d_v)), rng.normal(size=(n_q, d_v))
+    return (
+        rng.normal(size=(n_q, d_k)),
+        rng.normal(size=(n_k, d_k)),
+        rng.normal(size=(n_k, d_v)),
+        rng.normal(size=(n_q, d_v)),
+    )
 
 
 def _autograd(Q: np.ndarray, K: np.ndarray, V: np.ndarray, dO: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -33,7 +38,14 @@ def _autograd(Q: np.ndarray, K: np.ndarray, V: np.ndarray, dO: np.ndarray) -> tu
 def test_random_head_against_autograd(lab: Lab, ref, rng: np.random.Generator) -> None:
     """attention_backward on a random head (n_q, n_k, d_k, d_v drawn apart) agrees with torch autograd"""
     Q, K, V, dO = _head(rng)
-    got = lab.call("attention_backward", Q, K, V, dO, text=f"attention_backward(Q, K, V, dO) with random Q {Q.shape}, K {K.shape}, V {V.shape}, dO {dO.shape}")
+    got = lab.call(
+        "attention_backward",
+        Q,
+        K,
+        V,
+        dO,
+        text=f"attention_backward(Q, K, V, dO) with random Q {Q.shape}, K {K.shape}, V {V.shape}, dO {dO.shape}",
+    )
     wrong = attention_backward_variants(ref, Q, K, V, dO)
     for index, (part, expected) in enumerate(zip(got.parts("dQ", "dK", "dV"), _autograd(Q, K, V, dO))):
         expect_close(part, expected, wrong={k: v[index] for k, v in wrong.items()}, atol=GRAD_ATOL)
@@ -43,8 +55,18 @@ def test_random_head_against_autograd(lab: Lab, ref, rng: np.random.Generator) -
 def test_random_gradcheck(lab: Lab, rng: np.random.Generator) -> None:
     """central_difference of L = sum(O * dO) on a random head agrees with torch autograd"""
     Q, K, V, dO = _head(rng)
-    got = lab.probe("head_gradcheck", Q, K, V, dO, text=f"central_difference(L, ·) with the default h for L = sum(attention(Q, K, V)[0] * dO), random Q {Q.shape}, K {K.shape}, V {V.shape}")
-    for index, (part, expected, point) in enumerate(zip(got.parts("dQ", "dK", "dV"), _autograd(Q, K, V, dO), (Q, K, V))):
+    got = lab.probe(
+        "head_gradcheck",
+        Q,
+        K,
+        V,
+        dO,
+        text="central_difference(L, ·) with the default h for L = sum(attention(Q, K, V)[0] * dO), "
+        f"random Q {Q.shape}, K {K.shape}, V {V.shape}",
+    )
+    for index, (part, expected, point) in enumerate(
+        zip(got.parts("dQ", "dK", "dV"), _autograd(Q, K, V, dO), (Q, K, V))
+    ):
         wrong = central_difference_variants(head_loss(Q, K, V, dO, "QKV"[index]), point, 1e-6)
         expect_close(part, expected, wrong=wrong, rtol=0, atol=2e-6)
 
@@ -55,6 +77,16 @@ def test_random_smooth_function(lab: Lab, rng: np.random.Generator) -> None:
     shape = tuple(int(v) for v in rng.integers(2, 4, size=3))
     x, w, u = (rng.normal(size=shape) for _ in range(3))
     h = float(rng.uniform(5e-4, 2e-3))  # central error h^2/6 stays below 1e-6, a forward difference's h/2 does not
-    got = lab.probe("numerical_gradient", x, w, u, h, text=f"central_difference(f, x, h={h:.2g}) with f(x) = sum(sin(x) * w) + (sum(x * u))**2 / 2 and random x of shape {shape}")
+    got = lab.probe(
+        "numerical_gradient",
+        x,
+        w,
+        u,
+        h,
+        text=f"central_difference(f, x, h={h:.2g}) with f(x) = sum(sin(x) * w) + (sum(x * u))**2 / 2 and "
+        f"random x of shape {shape}",
+    )
     grad, _ = got.parts("gradient", "x after the call")
-    expect_close(grad, smooth_gradient(x, w, u), wrong=central_difference_variants(smooth_function(w, u), x, h), atol=1e-5)
+    expect_close(
+        grad, smooth_gradient(x, w, u), wrong=central_difference_variants(smooth_function(w, u), x, h), atol=1e-5
+    )

@@ -24,15 +24,33 @@ def test_random_appends(lab: Lab, rng: np.random.Generator) -> None:
     batch = tuple(int(b) for b in rng.integers(1, 4, size=int(rng.integers(0, 3))))
     d_k, d_v = int(rng.integers(1, 6)), int(rng.integers(1, 6))
     sizes = [int(t) for t in rng.integers(1, 5, size=int(rng.integers(2, 5)))]
-    keys, values = [rng.normal(size=(*batch, t, d_k)) for t in sizes], [rng.normal(size=(*batch, t, d_v)) for t in sizes]
-    text = f"KVCache(): append(k, v) of {', '.join(map(str, sizes))} tokens in turn (batch axes {batch}, d_k = {d_k}, d_v = {d_v}), reading len(cache), cache.keys and cache.values after each"
+    keys, values = (
+        [rng.normal(size=(*batch, t, d_k)) for t in sizes],
+        [rng.normal(size=(*batch, t, d_v)) for t in sizes],
+    )
+    text = (
+        f"KVCache(): append(k, v) of {', '.join(map(str, sizes))} tokens in turn (batch axes "
+        f"{batch}, d_k = {d_k}, d_v = {d_v}), reading len(cache), cache.keys and cache.values after "
+        "each"
+    )
     got = lab.probe("kv_cache_appends", [AsTorch(k) for k in keys], [AsTorch(v) for v in values], text=text)
     for index, (length, cached_k, cached_v) in enumerate(got.value):
         after = f"{got.call}: after append {index + 1}"
         n, total = Got(got.step, f"{after}, len(cache)", length), sum(sizes[: index + 1])
-        expect_that(n, n.number() == total, f"{total} tokens", f"{n.number():g}", value=np.asarray(n.number()), wrong={"cache_keeps_last_only": np.asarray(sizes[index])})
+        expect_that(
+            n,
+            n.number() == total,
+            f"{total} tokens",
+            f"{n.number():g}",
+            value=np.asarray(n.number()),
+            wrong={"cache_keeps_last_only": np.asarray(sizes[index])},
+        )
         for name, chunks, cached in (("keys", keys, cached_k), ("values", values, cached_v)):
-            expect_close(Got(got.step, f"{after}, cache.{name}", cached), np.concatenate(chunks[: index + 1], axis=-2), wrong={"cache_keeps_last_only": chunks[index]})
+            expect_close(
+                Got(got.step, f"{after}, cache.{name}", cached),
+                np.concatenate(chunks[: index + 1], axis=-2),
+                wrong={"cache_keeps_last_only": chunks[index]},
+            )
 
 
 @pytest.mark.points(1.5)
@@ -41,8 +59,20 @@ def test_random_incremental(lab: Lab, ref, rng: np.random.Generator) -> None:
     batch = tuple(int(b) for b in rng.integers(1, 4, size=int(rng.integers(0, 3))))
     n, d_model, d_k = (int(v) for v in rng.integers(2, 9, size=3))
     d_v = d_k + int(rng.integers(1, 4))
-    X, W_Q, W_K, W_V = rng.normal(size=(*batch, n, d_model)), rng.normal(size=(d_model, d_k)), rng.normal(size=(d_model, d_k)), rng.normal(size=(d_model, d_v))
-    got = lab.call("incremental_attention", AsTorch(X), AsTorch(W_Q), AsTorch(W_K), AsTorch(W_V), text=f"incremental_attention(X, W_Q, W_K, W_V) with random X {X.shape}, d_k = {d_k}, d_v = {d_v} (float64)")
+    X, W_Q, W_K, W_V = (
+        rng.normal(size=(*batch, n, d_model)),
+        rng.normal(size=(d_model, d_k)),
+        rng.normal(size=(d_model, d_k)),
+        rng.normal(size=(d_model, d_v)),
+    )
+    got = lab.call(
+        "incremental_attention",
+        AsTorch(X),
+        AsTorch(W_Q),
+        AsTorch(W_K),
+        AsTorch(W_V),
+        text=f"incremental_attention(X, W_Q, W_K, W_V) with random X {X.shape}, d_k = {d_k}, d_v = {d_v} (float64)",
+    )
     expected, wrong = _causal(ref, X, W_Q, W_K, W_V)
     expect_close(got, expected, wrong=wrong, rtol=0.0, atol=1e-10)
 
@@ -52,13 +82,23 @@ def test_random_decode_step(lab: Lab, ref, rng: np.random.Generator) -> None:
     """decode_step on a random cache: the new token sees every cached token and itself"""
     n_cached, d_model, d_k, d_v = (int(v) for v in rng.integers(1, 7, size=4))
     batch = (int(rng.integers(1, 4)),)
-    K_cached, V_cached, x_t = rng.normal(size=(*batch, n_cached, d_k)), rng.normal(size=(*batch, n_cached, d_v)), rng.normal(size=(*batch, d_model))
+    K_cached, V_cached, x_t = (
+        rng.normal(size=(*batch, n_cached, d_k)),
+        rng.normal(size=(*batch, n_cached, d_v)),
+        rng.normal(size=(*batch, d_model)),
+    )
     W_Q, W_K, W_V = rng.normal(size=(d_model, d_k)), rng.normal(size=(d_model, d_k)), rng.normal(size=(d_model, d_v))
-    text = f"decode_step(x_t, W_Q, W_K, W_V, cache) with random x_t {x_t.shape} and a KVCache holding keys {K_cached.shape} and values {V_cached.shape}"
+    text = (
+        f"decode_step(x_t, W_Q, W_K, W_V, cache) with random x_t {x_t.shape} and a KVCache holding "
+        f"keys {K_cached.shape} and values {V_cached.shape}"
+    )
     got = lab.probe("decode_with_cache", *(AsTorch(a) for a in (K_cached, V_cached, x_t, W_Q, W_K, W_V)), text=text)
     out_t = got.parts("out_t", "len(cache) afterwards", "cache.keys afterwards", "cache.values afterwards")[0]
     q = (x_t @ W_Q)[..., None, :]  # (batch, 1, d_k)
-    K, V = np.concatenate([K_cached, (x_t @ W_K)[..., None, :]], axis=-2), np.concatenate([V_cached, (x_t @ W_V)[..., None, :]], axis=-2)
+    K, V = (
+        np.concatenate([K_cached, (x_t @ W_K)[..., None, :]], axis=-2),
+        np.concatenate([V_cached, (x_t @ W_V)[..., None, :]], axis=-2),
+    )
     wrong = {mistake: value[..., 0, :] for mistake, value in decode_variants(ref, q, K, V).items()}
     expect_close(out_t, ref.scaling.attention(q, K, V)[0][..., 0, :], wrong=wrong)
 
@@ -70,8 +110,18 @@ def test_random_cache_bytes(lab: Lab, ref, rng: np.random.Generator) -> None:
     d_head, n_tokens = int(rng.choice([64, 80, 96, 128, 256])), int(rng.integers(1, 300_000))
     bytes_per_value, batch = int(rng.choice([1, 2, 4])), int(rng.integers(1, 17))
     args = (n_layers, n_kv_heads, d_head, n_tokens)
-    text = f"kv_cache_bytes({n_layers}, {n_kv_heads}, {d_head}, {n_tokens}, bytes_per_value={bytes_per_value}, batch={batch})"
+    text = (
+        f"kv_cache_bytes({n_layers}, {n_kv_heads}, {d_head}, {n_tokens}, "
+        f"bytes_per_value={bytes_per_value}, batch={batch})"
+    )
     got = lab.call("kv_cache_bytes", *args, bytes_per_value=bytes_per_value, batch=batch, text=text)
     expected = ref.kv_cache.kv_cache_bytes(*args, bytes_per_value=bytes_per_value, batch=batch)
     value = got.number()
-    expect_that(got, abs(value - expected) <= 0.5, f"{expected:,} bytes", f"{value:,.0f} bytes", value=np.asarray(value), wrong=kv_cache_bytes_variants(expected))
+    expect_that(
+        got,
+        abs(value - expected) <= 0.5,
+        f"{expected:,} bytes",
+        f"{value:,.0f} bytes",
+        value=np.asarray(value),
+        wrong=kv_cache_bytes_variants(expected),
+    )

@@ -27,7 +27,13 @@ def test_random_causal_heads(lab: Lab, ref, rng: np.random.Generator) -> None:
     n_k, d_k, d_v = n_q + int(rng.integers(1, 5)), int(rng.integers(2, 6)), int(rng.integers(2, 6))
     Q, K, V = rng.normal(size=(n_q, d_k)), rng.normal(size=(n_k, d_k)), rng.normal(size=(n_k, d_v))
     mask = ref.mask.causal_mask(n_q, n_k)
-    got = lab.probe("causal_attention", Q, K, V, text=f"attention(Q, K, V, causal_mask({n_q}, {n_k})) with random Q {Q.shape}, K {K.shape}, V {V.shape}")
+    got = lab.probe(
+        "causal_attention",
+        Q,
+        K,
+        V,
+        text=f"attention(Q, K, V, causal_mask({n_q}, {n_k})) with random Q {Q.shape}, K {K.shape}, V {V.shape}",
+    )
     expected, wrong = ref.scaling.attention(Q, K, V, mask), masked_attention_variants(ref, Q, K, V, mask)
     for index, part in enumerate(got.parts("output", "weights")):
         expect_close(part, expected[index], wrong={k: v[index] for k, v in wrong.items()})
@@ -39,8 +45,25 @@ def test_random_prefix_change(lab: Lab, ref, rng: np.random.Generator) -> None:
     n, d_model, d_k = int(rng.integers(3, 7)), int(rng.integers(2, 6)), int(rng.integers(2, 5))
     X, x_next = rng.normal(size=(n, d_model)), rng.normal(size=d_model)
     W_Q, W_K, W_V = (rng.normal(size=(d_model, d_k)) for _ in range(3))
-    got = lab.call("prefix_change", X, W_Q, W_K, W_V, x_next, text=f"prefix_change(X, W_Q, W_K, W_V, x_next) with random X ({n}, {d_model})")
+    got = lab.call(
+        "prefix_change",
+        X,
+        W_Q,
+        W_K,
+        W_V,
+        x_next,
+        text=f"prefix_change(X, W_Q, W_K, W_V, x_next) with random X ({n}, {d_model})",
+    )
     expect_that(got, got.number() <= 1e-12, "0 (to rounding)", f"{got.number():.6g}")
-    got = lab.call("prefix_change", X, W_Q, W_K, W_V, x_next, causal=False, text=f"prefix_change(..., causal=False) with random X ({n}, {d_model})")
+    got = lab.call(
+        "prefix_change",
+        X,
+        W_Q,
+        W_K,
+        W_V,
+        x_next,
+        causal=False,
+        text=f"prefix_change(..., causal=False) with random X ({n}, {d_model})",
+    )
     expected = ref.mask.prefix_change(X, W_Q, W_K, W_V, x_next, causal=False)
     expect_close(got.with_value(np.asarray(got.number())), expected)

@@ -44,15 +44,35 @@ def test_random_moe_layer(lab: Lab, ref, rng: np.random.Generator) -> None:
     n_experts, d = W_r.shape[1], x.shape[1]
     A, b = rng.normal(size=(n_experts, d, d)) / np.sqrt(d), rng.normal(size=(n_experts, d))
     experts = [affine_expert(A, b, e) for e in range(n_experts)]
-    got = lab.probe("recorded_moe_layer", x, W_r, A, b, k, text=f"moe_layer(x, W_r, experts, {k}) with random x {x.shape}, {n_experts} affine experts that record the rows they receive")
+    got = lab.probe(
+        "recorded_moe_layer",
+        x,
+        W_r,
+        A,
+        b,
+        k,
+        text=f"moe_layer(x, W_r, experts, {k}) with random x {x.shape}, {n_experts} affine experts that "
+        "record the rows they receive",
+    )
     output, rows, _ = got.parts("output", "rows", "calls")
-    expect_close(output, ref.moe_router.moe_layer(x, W_r, experts, k), wrong=moe_layer_variants(ref, x, W_r, experts, k))
+    expect_close(
+        output, ref.moe_router.moe_layer(x, W_r, experts, k), wrong=moe_layer_variants(ref, x, W_r, experts, k)
+    )
     received = rows.value
     if not isinstance(received, list) or len(received) != n_experts:
-        rows.fail(f"the rows each of the {n_experts} experts received", "something else (the experts could not be recorded)")
+        rows.fail(
+            f"the rows each of the {n_experts} experts received", "something else (the experts could not be recorded)"
+        )
     problems = routing_problems(received, x, ref.moe_router.route(x, W_r, k)[0])
     counts = np.array([len(r) for r in received])
-    expect_that(rows, not problems, "each expert to receive only the tokens routed to it", "; ".join(problems[:3]), value=counts, wrong=calls_variants(len(x), n_experts))
+    expect_that(
+        rows,
+        not problems,
+        "each expert to receive only the tokens routed to it",
+        "; ".join(problems[:3]),
+        value=counts,
+        wrong=calls_variants(len(x), n_experts),
+    )
 
 
 @pytest.mark.points(1)
@@ -60,11 +80,34 @@ def test_random_load_and_size(lab: Lab, ref, rng: np.random.Generator) -> None:
     """expert_load of random choices and moe_params of a random model, compared with the reference"""
     n_experts, k, n = int(rng.integers(3, 10)), 2, int(rng.integers(4, 20))
     indices = np.stack([rng.choice(n_experts, size=k, replace=False) for _ in range(n)])
-    got = lab.call("expert_load", indices, n_experts, text=f"expert_load(indices, {n_experts}) with random indices of shape {indices.shape}")
-    expect_close(got, ref.moe_router.expert_load(indices, n_experts), wrong=expert_load_variants(ref, indices, n_experts))
-    d, layers, experts, top_k = int(rng.choice([512, 1024, 2048, 5120])), int(rng.integers(2, 80)), int(rng.integers(2, 65)), int(rng.integers(1, 3))
+    got = lab.call(
+        "expert_load",
+        indices,
+        n_experts,
+        text=f"expert_load(indices, {n_experts}) with random indices of shape {indices.shape}",
+    )
+    expect_close(
+        got, ref.moe_router.expert_load(indices, n_experts), wrong=expert_load_variants(ref, indices, n_experts)
+    )
+    d, layers, experts, top_k = (
+        int(rng.choice([512, 1024, 2048, 5120])),
+        int(rng.integers(2, 80)),
+        int(rng.integers(2, 65)),
+        int(rng.integers(1, 3)),
+    )
     got = lab.call("moe_params", d, layers, experts, top_k, text=f"moe_params({d}, {layers}, {experts}, {top_k})")
-    expected, wrong = ref.moe_router.moe_params(d, layers, experts, top_k), moe_params_variants(ref, d, layers, experts, top_k)
+    expected, wrong = (
+        ref.moe_router.moe_params(d, layers, experts, top_k),
+        moe_params_variants(ref, d, layers, experts, top_k),
+    )
     for index, part in enumerate(got.parts("total", "active")):
-        value = np.asarray(part.value) if isinstance(part.value, np.generic) else part.value  # numpy scalars count as numbers
-        expect_close(part.with_value(np.asarray(part.with_value(value).number())), expected[index], wrong={key: value[index] for key, value in wrong.items()}, rtol=0, atol=0.5)
+        value = (
+            np.asarray(part.value) if isinstance(part.value, np.generic) else part.value
+        )  # numpy scalars count as numbers
+        expect_close(
+            part.with_value(np.asarray(part.with_value(value).number())),
+            expected[index],
+            wrong={key: value[index] for key, value in wrong.items()},
+            rtol=0,
+            atol=0.5,
+        )

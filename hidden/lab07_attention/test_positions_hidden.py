@@ -8,7 +8,6 @@ import pytest
 from autograder.checking import Lab, expect_close, expect_that
 from autograder.diagnose.positions import alibi_bias_variants, alibi_slopes_variants, rope_variants, sinusoidal_variants
 
-
 pytestmark = pytest.mark.step("positions")
 
 
@@ -22,20 +21,42 @@ def test_random_tables(lab: Lab, ref, rng: np.random.Generator) -> None:
 
 @pytest.mark.points(2)
 def test_random_rope(lab: Lab, ref, rng: np.random.Generator) -> None:
-    """rope on random batched vectors at random positions, and its offset-only scores far out, compared with the reference"""
+    """rope on random batched vectors at random positions, and its offset-only scores far out, compared with the
+    reference"""
     batch, n, d = int(rng.integers(1, 4)), int(rng.integers(2, 7)), 2 * int(rng.integers(1, 9))
     x, positions, base = rng.normal(size=(batch, n, d)), rng.integers(0, 50, size=n), float(rng.uniform(100.0, 20000.0))
-    got = lab.call("rope", x, positions, base=base, text=f"rope(x, positions, base={base:.1f}) with random x of shape {x.shape} and positions {positions.tolist()}")
+    got = lab.call(
+        "rope",
+        x,
+        positions,
+        base=base,
+        text=f"rope(x, positions, base={base:.1f}) with random x of shape {x.shape} and positions {positions.tolist()}",
+    )
     expect_close(got, ref.positions.rope(x, positions, base), wrong=rope_variants(ref, x, positions, base))
     q, k, offset = rng.normal(size=d), rng.normal(size=d), int(rng.integers(0, 50))
     starts = np.sort(rng.integers(0, 3000, size=4))
     pairs = np.vstack([np.tile(q, (4, 1)), np.tile(k, (4, 1))])  # q at start + offset, k at start
     pair_positions = np.concatenate([starts + offset, starts])
-    got = lab.call("rope", pairs, pair_positions, text=f"rope(x, positions) with a random q at {(starts + offset).tolist()} and k at {starts.tolist()} (d = {d}); raw scores q . k")
+    got = lab.call(
+        "rope",
+        pairs,
+        pair_positions,
+        text=f"rope(x, positions) with a random q at {(starts + offset).tolist()} and k at "
+        f"{starts.tolist()} (d = {d}); raw scores q . k",
+    )
     rotated = got.array(pairs.shape)
     scores = np.einsum("nd,nd->n", rotated[:4].astype(float), rotated[4:].astype(float))
-    bound = 1e-10 if rotated.dtype == np.float64 else 1e-2  # float32 angles of thousands of radians are off by about 1e-4
-    expect_that(got, bool(np.ptp(scores) < bound), f"the same score at every start (spread below {bound:g})", f"scores {np.round(scores, 6).tolist()}", value=rotated, wrong=rope_variants(ref, pairs, pair_positions))
+    bound = (
+        1e-10 if rotated.dtype == np.float64 else 1e-2
+    )  # float32 angles of thousands of radians are off by about 1e-4
+    expect_that(
+        got,
+        bool(np.ptp(scores) < bound),
+        f"the same score at every start (spread below {bound:g})",
+        f"scores {np.round(scores, 6).tolist()}",
+        value=rotated,
+        wrong=rope_variants(ref, pairs, pair_positions),
+    )
     expected = ref.positions.rope(pairs, pair_positions)
     expect_close(got.with_value(scores), np.einsum("nd,nd->n", expected[:4], expected[4:]), atol=bound)
 

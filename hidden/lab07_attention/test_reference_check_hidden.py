@@ -28,7 +28,9 @@ def _head(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray,
 
 
 def _described(Q: np.ndarray, K: np.ndarray, V: np.ndarray, mask: np.ndarray | None) -> str:
-    return f"random float32 Q {Q.shape}, K {K.shape}, V {V.shape} and " + ("no mask" if mask is None else f"a bool mask {mask.shape}")
+    return f"random float32 Q {Q.shape}, K {K.shape}, V {V.shape} and " + (
+        "no mask" if mask is None else f"a bool mask {mask.shape}"
+    )
 
 
 @pytest.mark.points(1)
@@ -47,5 +49,8 @@ def test_random_known_error(lab: Lab, rng: np.random.Generator) -> None:
     shift.flat[entries] = rng.uniform(0.05, 2.0) * rng.choice([-1, 1]) * np.array([1.0, -0.5])[: len(entries)]
     where = [list(np.unravel_index(int(i), shift.shape)) for i in entries]
     added = " and ".join(f"{shift.flat[i]:.4g} at {[int(j) for j in w]}" for i, w in zip(entries, where))
-    text = f"compare_with_torch(Q, K, V, mask) with {_described(Q, K, V, mask)}, while scaling.attention returns its output plus {added}"
+    text = (
+        f"compare_with_torch(Q, K, V, mask) with {_described(Q, K, V, mask)}, while "
+        f"scaling.attention returns its output plus {added}"
+    )
     reports_known_error(lab, Q, K, V, mask, shift, text)

@@ -20,7 +20,12 @@ def _head(rng: np.random.Generator, batch: tuple[int, ...]) -> tuple[np.ndarray,
 def test_random_projection(lab: Lab, ref, rng: np.random.Generator) -> None:
     """Random tokens and projections, compared with the reference"""
     n, d_model, d_k, d_v = (int(v) for v in rng.integers(2, 7, size=4))
-    X, W_Q, W_K, W_V = rng.normal(size=(n, d_model)), rng.normal(size=(d_model, d_k)), rng.normal(size=(d_model, d_k)), rng.normal(size=(d_model, d_v))
+    X, W_Q, W_K, W_V = (
+        rng.normal(size=(n, d_model)),
+        rng.normal(size=(d_model, d_k)),
+        rng.normal(size=(d_model, d_k)),
+        rng.normal(size=(d_model, d_v)),
+    )
     got = lab.call("project", X, W_Q, W_K, W_V, text=f"project(X, W_Q, W_K, W_V) with random X ({n}, {d_model})")
     wrong = project_variants(ref, X, W_Q, W_K, W_V)
     for index, (part, expected) in enumerate(zip(got.parts("Q", "K", "V"), ref.scaling.project(X, W_Q, W_K, W_V))):
@@ -51,7 +56,14 @@ def test_random_mask(lab: Lab, ref, rng: np.random.Generator) -> None:
     Q, K, V = _head(rng, (2,))
     mask = rng.random((Q.shape[-2], K.shape[-2])) < 0.6
     mask[np.arange(len(mask)), rng.integers(0, K.shape[-2], size=len(mask))] = True
-    got = lab.call("attention", Q, K, V, mask, text=f"attention(Q, K, V, mask) with random Q {Q.shape}, K {K.shape}, V {V.shape} and a random mask")
+    got = lab.call(
+        "attention",
+        Q,
+        K,
+        V,
+        mask,
+        text=f"attention(Q, K, V, mask) with random Q {Q.shape}, K {K.shape}, V {V.shape} and a random mask",
+    )
     expected, wrong = ref.scaling.attention(Q, K, V, mask), attention_variants(ref, Q, K, V, mask)
     for index, part in enumerate(got.parts("output", "weights")):
         expect_close(part, expected[index], wrong={k: v[index] for k, v in wrong.items()})

@@ -35,5 +35,9 @@ def test_random_large_and_masked(lab: Lab, ref, rng: np.random.Generator) -> Non
     x = rng.normal(scale=50.0, size=(4, 6)) + rng.uniform(500, 5000)
     x[rng.random(x.shape) < 0.3] = -np.inf
     x[:, int(rng.integers(0, 6))] = rng.uniform(500, 5000)  # every row keeps a finite entry
-    got = lab.call("softmax", x, text=f"softmax(x) with random large scores around {np.nanmax(x[np.isfinite(x)]):.0f} and some -inf")
+    got = lab.call(
+        "softmax",
+        x,
+        text=f"softmax(x) with random large scores around {np.nanmax(x[np.isfinite(x)]):.0f} and some -inf",
+    )
     expect_close(got, ref.softmax.softmax(x), wrong=softmax_variants(ref, x))

@@ -21,7 +21,9 @@ def _model(ref, rng: np.random.Generator, n_layers: int, n_tokens: int) -> dict[
     """Fresh weights from the reference's ``random_weights``: 3 heads, width 6 to 12, 12 to 24 tokens (NumPy arrays)."""
     n_heads, d_head = 3, int(rng.integers(2, 5))
     n_vocab, n_ctx = int(rng.integers(12, 25)), n_tokens + int(rng.integers(0, 5))
-    weights = ref.toy_gpt.random_weights(n_vocab, n_heads * d_head, n_heads, n_layers, n_ctx, seed=int(rng.integers(2**31)))
+    weights = ref.toy_gpt.random_weights(
+        n_vocab, n_heads * d_head, n_heads, n_layers, n_ctx, seed=int(rng.integers(2**31))
+    )
     return gpt_cases.numpy_weights(weights)
 
 
@@ -38,7 +40,14 @@ def test_random_forward(lab: Lab, ref, rng: np.random.Generator) -> None:
         weights = _model(ref, rng, n_layers, n)
         tokens = [int(t) for t in rng.integers(0, len(weights["wte"]), size=n)]
         expected = _logits(ref, weights, tokens)
-        gpt_checks.forward_matches(lab, weights, tokens, expected, gpt_mistakes.gpt_forward_variants(ref, weights, tokens), f"fresh weights ({gpt_checks.describe(weights)})")
+        gpt_checks.forward_matches(
+            lab,
+            weights,
+            tokens,
+            expected,
+            gpt_mistakes.gpt_forward_variants(ref, weights, tokens),
+            f"fresh weights ({gpt_checks.describe(weights)})",
+        )
 
 
 @pytest.mark.points(1)
@@ -48,7 +57,14 @@ def test_random_cached_steps(lab: Lab, ref, rng: np.random.Generator) -> None:
     weights = _model(ref, rng, int(rng.choice([1, 3])), n)
     tokens = [int(t) for t in rng.integers(0, len(weights["wte"]), size=n)]
     expected = _logits(ref, weights, tokens)
-    gpt_checks.cached_steps_match(lab, weights, tokens, expected, gpt_mistakes.cached_step_variants(ref, weights, tokens), f"fresh weights ({gpt_checks.describe(weights)})")
+    gpt_checks.cached_steps_match(
+        lab,
+        weights,
+        tokens,
+        expected,
+        gpt_mistakes.cached_step_variants(ref, weights, tokens),
+        f"fresh weights ({gpt_checks.describe(weights)})",
+    )
 
 
 @pytest.mark.points(1.5)
@@ -63,4 +79,6 @@ def test_random_generate(lab: Lab, ref, rng: np.random.Generator) -> None:
     tokens, logits = ref.toy_gpt.generate(ref.toy_gpt.as_tensors(weights), prompt, n_new)
     expected = (np.asarray(tokens), logits.numpy())
     wrong = gpt_mistakes.generate_variants(ref, weights, prompt, n_new)
-    gpt_checks.generate_matches(lab, weights, prompt, n_new, expected, wrong, f"fresh weights ({gpt_checks.describe(weights)})")
+    gpt_checks.generate_matches(
+        lab, weights, prompt, n_new, expected, wrong, f"fresh weights ({gpt_checks.describe(weights)})"
+    )

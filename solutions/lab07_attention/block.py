@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import numpy as np
 from numpy.typing import ArrayLike
-
 from scaling import attention, project
 
 Head = tuple[ArrayLike, ArrayLike, ArrayLike]
@@ -103,7 +102,9 @@ def feed_forward(x: ArrayLike, W1: ArrayLike, b1: ArrayLike, W2: ArrayLike, b2: 
     # END SOLUTION
 
 
-def block(X: ArrayLike, heads: list[Head], W_O: ArrayLike, W1: ArrayLike, b1: ArrayLike, W2: ArrayLike, b2: ArrayLike) -> np.ndarray:
+def block(
+    X: ArrayLike, heads: list[Head], W_O: ArrayLike, W1: ArrayLike, b1: ArrayLike, W2: ArrayLike, b2: ArrayLike
+) -> np.ndarray:
     """The chapter's worked block: ``x = X + MultiHead(X)``, then ``x + FFN(LayerNorm(x))``.
 
     Args:

@@ -10,9 +10,8 @@ and the causal mask (which token may see which depends on the slots).
 from __future__ import annotations
 
 import numpy as np
-from numpy.typing import ArrayLike
-
 from mask import causal_mask
+from numpy.typing import ArrayLike
 from scaling import attention, project
 
 

@@ -14,15 +14,16 @@ checks these numbers without any calculus.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 from numpy.typing import ArrayLike
-
 from scaling import attention
 
 
-def attention_backward(Q: ArrayLike, K: ArrayLike, V: ArrayLike, dO: ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def attention_backward(
+    Q: ArrayLike, K: ArrayLike, V: ArrayLike, dO: ArrayLike
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Gradients of ``attention(Q, K, V)[0]`` for the upstream gradient ``dO``.
 
     Args:

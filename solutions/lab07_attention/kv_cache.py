@@ -121,7 +121,9 @@ def incremental_attention(X: Tensor, W_Q: Tensor, W_K: Tensor, W_V: Tensor) -> T
     # END SOLUTION
 
 
-def kv_cache_bytes(n_layers: int, n_kv_heads: int, d_head: int, n_tokens: int, bytes_per_value: float = 2, batch: int = 1) -> int:
+def kv_cache_bytes(
+    n_layers: int, n_kv_heads: int, d_head: int, n_tokens: int, bytes_per_value: float = 2, batch: int = 1
+) -> int:
     """Memory of a KV cache: one key and one value vector per token, KV head and layer.
 
     Args:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import numpy as np
 from numpy.typing import ArrayLike
-
 from scaling import attention, project
 
 
@@ -54,7 +53,9 @@ def apply_mask(scores: ArrayLike, mask: ArrayLike) -> np.ndarray:
     # END SOLUTION
 
 
-def prefix_change(X: ArrayLike, W_Q: ArrayLike, W_K: ArrayLike, W_V: ArrayLike, x_next: ArrayLike, causal: bool = True) -> float:
+def prefix_change(
+    X: ArrayLike, W_Q: ArrayLike, W_K: ArrayLike, W_V: ArrayLike, x_next: ArrayLike, causal: bool = True
+) -> float:
     """How much appending one token changes the outputs at the earlier positions.
 
     Run the head on ``X``, append ``x_next`` as a new last token, run it again

@@ -11,11 +11,10 @@ only for ``k`` of them.
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike
-
 from softmax import softmax
 
 Expert = Callable[[np.ndarray], np.ndarray]  # maps token rows [n, d] to output rows [n, d]

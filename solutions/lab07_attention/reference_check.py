@@ -23,12 +23,13 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from numpy.typing import ArrayLike
+from scaling import attention
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
-from scaling import attention
 
-
-def torch_attention(Q: ArrayLike, K: ArrayLike, V: ArrayLike, mask: ArrayLike | None = None) -> tuple[torch.Tensor, str]:
+def torch_attention(
+    Q: ArrayLike, K: ArrayLike, V: ArrayLike, mask: ArrayLike | None = None
+) -> tuple[torch.Tensor, str]:
     """PyTorch's attention output in float32, and the name of the kernel that computed it.
 
     Args:
@@ -44,7 +45,12 @@ def torch_attention(Q: ArrayLike, K: ArrayLike, V: ArrayLike, mask: ArrayLike | 
     # BEGIN SOLUTION
     q, k, v = (torch.as_tensor(np.asarray(a), dtype=torch.float32) for a in (Q, K, V))
     attn_mask = None if mask is None else torch.as_tensor(np.asarray(mask, dtype=bool))
-    kernels = {SDPBackend.FLASH_ATTENTION: "flash", SDPBackend.EFFICIENT_ATTENTION: "efficient", SDPBackend.CUDNN_ATTENTION: "cudnn", SDPBackend.MATH: "math"}
+    kernels = {
+        SDPBackend.FLASH_ATTENTION: "flash",
+        SDPBackend.EFFICIENT_ATTENTION: "efficient",
+        SDPBackend.CUDNN_ATTENTION: "cudnn",
+        SDPBackend.MATH: "math",
+    }
     for backend, name in kernels.items():
         try:
             with warnings.catch_warnings(), sdpa_kernel(backend):

@@ -24,15 +24,15 @@ from __future__ import annotations
 import math
 import statistics
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 from numpy.typing import ArrayLike
 from torch import Tensor
-
 from toy_gpt import gpt_forward, gpt_step, new_cache, random_weights
 
 # The kit's decoder: your toy GPT with 2 layers of 4 heads, d_model 64 and 256 tokens, greedy decoding from START_TOKEN.
@@ -127,7 +127,14 @@ def naive_attention(Q: Tensor, K: Tensor, V: Tensor, causal: bool = False) -> Te
 
 
 def time_attention(
-    n: int, d: int = 64, device: str | torch.device | None = None, repeats: int = 5, *, kind: str = "naive", causal: bool = False, return_times: bool = False
+    n: int,
+    d: int = 64,
+    device: str | torch.device | None = None,
+    repeats: int = 5,
+    *,
+    kind: str = "naive",
+    causal: bool = False,
+    return_times: bool = False,
 ) -> float | list[float]:
     """Median seconds of one forward pass of one attention head on ``n`` random tokens (float32).
 
@@ -185,7 +192,12 @@ def loglog_slope(ns: ArrayLike, seconds: ArrayLike) -> float:
 
 
 def time_decoding(
-    n_tokens: int = 512, d_model: int = 64, use_cache: bool = True, device: str | torch.device | None = None, *, return_tokens: bool = False
+    n_tokens: int = 512,
+    d_model: int = 64,
+    use_cache: bool = True,
+    device: str | torch.device | None = None,
+    *,
+    return_tokens: bool = False,
 ) -> list[float] | tuple[list[float], list[int]]:
     """Per-token seconds of greedily generating ``n_tokens`` tokens with the kit's decoder.
 
@@ -208,7 +220,9 @@ def time_decoding(
     """
     # BEGIN SOLUTION
     target = resolve_device(device)
-    weights = random_weights(VOCAB, d_model, N_HEADS, N_LAYERS, n_ctx=n_tokens, seed=SEED, device=target, dtype=torch.float32)
+    weights = random_weights(
+        VOCAB, d_model, N_HEADS, N_LAYERS, n_ctx=n_tokens, seed=SEED, device=target, dtype=torch.float32
+    )
 
     def generate(count: int) -> tuple[list[float], list[int]]:
         tokens, seconds = [START_TOKEN], []
@@ -230,7 +244,9 @@ def time_decoding(
     # END SOLUTION
 
 
-def peak_memory(n: int, d: int = 64, device: str | torch.device | None = None, *, kind: str = "naive") -> dict[str, Any]:
+def peak_memory(
+    n: int, d: int = 64, device: str | torch.device | None = None, *, kind: str = "naive"
+) -> dict[str, Any]:
     """Peak memory of one forward pass of one attention head on ``n`` tokens (float32).
 
     On a GPU: the CUDA allocator's peak allocated and reserved bytes above what
@@ -265,10 +281,16 @@ def peak_memory(n: int, d: int = 64, device: str | torch.device | None = None, *
             torch.cuda.synchronize(target)
             allocated = torch.cuda.max_memory_allocated(target) - allocated  # the peak above what was there before
             reserved = torch.cuda.max_memory_reserved(target) - reserved
-            return {"allocated": int(allocated), "reserved": int(reserved), "method": "torch.cuda.max_memory_allocated / max_memory_reserved"}
+            return {
+                "allocated": int(allocated),
+                "reserved": int(reserved),
+                "method": "torch.cuda.max_memory_allocated / max_memory_reserved",
+            }
         with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], profile_memory=True) as profile:
             forward()
-        changes = sorted((e.time_range.start, e.self_cpu_memory_usage) for e in profile.events() if e.self_cpu_memory_usage)
+        changes = sorted(
+            (e.time_range.start, e.self_cpu_memory_usage) for e in profile.events() if e.self_cpu_memory_usage
+        )
         held = np.cumsum([change for _, change in changes]) if changes else np.zeros(1)
         return {"allocated": int(max(held.max(), 0)), "reserved": None, "method": "torch.profiler CPU allocations"}
     # END SOLUTION

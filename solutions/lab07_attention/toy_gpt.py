@@ -38,14 +38,14 @@ side, ``[head 1 | head 2 | ...]``, before ``W_O``, as in step 9.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import torch
-from torch import Tensor
-
 from kv_cache import KVCache, decode_step
+from torch import Tensor
 
 Weights = dict[str, Any]
 WEIGHTS_FILE = Path(__file__).with_name("toy_gpt_weights.npz")
@@ -53,7 +53,14 @@ BLOCK_KEYS = ("ln1_g", "ln1_b", "W_Q", "W_K", "W_V", "W_O", "ln2_g", "ln2_b", "W
 
 
 def random_weights(
-    n_vocab: int, d_model: int, n_heads: int, n_layers: int, n_ctx: int, seed: int, device: str | torch.device | None = None, dtype: torch.dtype = torch.float64
+    n_vocab: int,
+    d_model: int,
+    n_heads: int,
+    n_layers: int,
+    n_ctx: int,
+    seed: int,
+    device: str | torch.device | None = None,
+    dtype: torch.dtype = torch.float64,
 ) -> Weights:
     """Seeded random weights of a GPT-2 style decoder (the layout of the module docstring).
 
@@ -96,14 +103,32 @@ def random_weights(
     d, d_ff = d_model, 4 * d_model
     weights: Weights = {"wte": rng.normal(size=(n_vocab, d)), "n_heads": int(n_heads), "blocks": []}
     for _ in range(n_layers):
-        block = {"ln1_g": near(1.0, d), "ln1_b": near(0.0, d), "W_Q": matrix(d, d), "W_K": matrix(d, d), "W_V": matrix(d, d), "W_O": matrix(d, d, residual)}
-        block.update({"ln2_g": near(1.0, d), "ln2_b": near(0.0, d), "W1": matrix(d, d_ff), "b1": near(0.0, d_ff), "W2": matrix(d_ff, d, residual), "b2": near(0.0, d)})
+        block = {
+            "ln1_g": near(1.0, d),
+            "ln1_b": near(0.0, d),
+            "W_Q": matrix(d, d),
+            "W_K": matrix(d, d),
+            "W_V": matrix(d, d),
+            "W_O": matrix(d, d, residual),
+        }
+        block.update(
+            {
+                "ln2_g": near(1.0, d),
+                "ln2_b": near(0.0, d),
+                "W1": matrix(d, d_ff),
+                "b1": near(0.0, d_ff),
+                "W2": matrix(d_ff, d, residual),
+                "b2": near(0.0, d),
+            }
+        )
         weights["blocks"].append(block)
     weights.update({"lnf_g": near(1.0, d), "lnf_b": near(0.0, d), "wpe": 2.0 * rng.normal(size=(n_ctx, d))})
     return as_tensors(weights, device, dtype)
 
 
-def as_tensors(weights: Weights, device: str | torch.device | None = None, dtype: torch.dtype = torch.float64) -> Weights:
+def as_tensors(
+    weights: Weights, device: str | torch.device | None = None, dtype: torch.dtype = torch.float64
+) -> Weights:
     """The same weights with every array (NumPy or torch) as a tensor of ``dtype`` on ``device``.
 
     Args:
@@ -121,7 +146,11 @@ def as_tensors(weights: Weights, device: str | torch.device | None = None, dtype
         return torch.as_tensor(np.asarray(array, dtype=np.float64)).to(device=device, dtype=dtype)
 
     blocks = [{key: tensor(block[key]) for key in BLOCK_KEYS} for block in weights["blocks"]]
-    return {**{key: tensor(weights[key]) for key in ("wte", "wpe", "lnf_g", "lnf_b")}, "n_heads": int(weights["n_heads"]), "blocks": blocks}
+    return {
+        **{key: tensor(weights[key]) for key in ("wte", "wpe", "lnf_g", "lnf_b")},
+        "n_heads": int(weights["n_heads"]),
+        "blocks": blocks,
+    }
 
 
 def save_weights(weights: Weights, path: str | Path = WEIGHTS_FILE) -> None:
@@ -138,7 +167,9 @@ def save_weights(weights: Weights, path: str | Path = WEIGHTS_FILE) -> None:
     np.savez(path, **arrays)
 
 
-def load_weights(path: str | Path = WEIGHTS_FILE, device: str | torch.device | None = None, dtype: torch.dtype = torch.float64) -> Weights:
+def load_weights(
+    path: str | Path = WEIGHTS_FILE, device: str | torch.device | None = None, dtype: torch.dtype = torch.float64
+) -> Weights:
     """The weights saved in ``path`` (by default the kit's toy model, next to this file).
 
     Args:
@@ -295,7 +326,10 @@ def gpt_step(weights: Weights, token: int, position: int, cache: list[list[KVCac
     for block, caches in zip(weights["blocks"], cache):
         h = layer_norm(x, block["ln1_g"], block["ln1_b"])  # (d,)
         columns = [slice(i * d_head, (i + 1) * d_head) for i in range(n_heads)]
-        outputs = [decode_step(h, block["W_Q"][:, c], block["W_K"][:, c], block["W_V"][:, c], head_cache) for c, head_cache in zip(columns, caches)]
+        outputs = [
+            decode_step(h, block["W_Q"][:, c], block["W_K"][:, c], block["W_V"][:, c], head_cache)
+            for c, head_cache in zip(columns, caches)
+        ]
         x = x + torch.cat(outputs, dim=-1) @ block["W_O"]  # [head 1 | head 2 | ...] @ W_O
         x = x + mlp(layer_norm(x, block["ln2_g"], block["ln2_b"]), block)
     return layer_norm(x, weights["lnf_g"], weights["lnf_b"]) @ wte.T  # (V,)

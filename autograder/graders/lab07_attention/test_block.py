@@ -25,23 +25,43 @@ ONE_HEAD_WEIGHTS = "multi_head(X, [(W_Q, W_K, R)], I) with R = pinv(X), so V = I
 @pytest.mark.points(1)
 def test_head2_weights(lab: Lab) -> None:
     """Head 2 alone gives the chapter's second attention matrix; kedi spends 92% on the verb"""
-    got = lab.call("multi_head", X, [(HEAD2[0], HEAD2[1], READOUT)], np.eye(3), text=ONE_HEAD_WEIGHTS.replace("W_Q, W_K", "W_Q2, W_K2") + " of head 2")
+    got = lab.call(
+        "multi_head",
+        X,
+        [(HEAD2[0], HEAD2[1], READOUT)],
+        np.eye(3),
+        text=ONE_HEAD_WEIGHTS.replace("W_Q, W_K", "W_Q2, W_K2") + " of head 2",
+    )
     A2 = expect_close(got, chapter.value("T731-A2"), wrong=cases.wrong("block_head2_weights"))
-    expect_that(got, abs(100 * A2[0, 2] - chapter.value("T731-kedi92")) < 0.01, "92.34% from kedi to içti", f"{100 * A2[0, 2]:.4g}%")
+    expect_that(
+        got,
+        abs(100 * A2[0, 2] - chapter.value("T731-kedi92")) < 0.01,
+        "92.34% from kedi to içti",
+        f"{100 * A2[0, 2]:.4g}%",
+    )
 
 
 @pytest.mark.points(1)
 def test_concatenation(lab: Lab) -> None:
     """With W_O = I, multi_head returns the concatenation [head 1 | head 2]"""
-    got = lab.call("multi_head", X, [HEAD1, HEAD2], np.eye(4), text=f"multi_head(X, heads, I) with {HEADS} and W_O = I (4 x 4)")
+    got = lab.call(
+        "multi_head", X, [HEAD1, HEAD2], np.eye(4), text=f"multi_head(X, heads, I) with {HEADS} and W_O = I (4 x 4)"
+    )
     concat = expect_close(got, chapter.value("T732-concat"), wrong=cases.wrong("block_concat"))
-    expect_that(got, abs(concat[0, 0] - chapter.value("T732-07444-07646")[0]) < 1e-4, "0.7444 for kedi's first component", f"{concat[0, 0]:.6g}")
+    expect_that(
+        got,
+        abs(concat[0, 0] - chapter.value("T732-07444-07646")[0]) < 1e-4,
+        "0.7444 for kedi's first component",
+        f"{concat[0, 0]:.6g}",
+    )
 
 
 @pytest.mark.points(1)
 def test_output_projection(lab: Lab) -> None:
     """Concat times W_O: kedi's 0.7444 becomes 0.7646, and attention adds 0.6438, 0.7139, 0.8310, 0.8310"""
-    got = lab.call("multi_head", X, [HEAD1, HEAD2], W_O, text=f"multi_head(X, heads, W_O) with {HEADS} and the chapter's W_O")
+    got = lab.call(
+        "multi_head", X, [HEAD1, HEAD2], W_O, text=f"multi_head(X, heads, W_O) with {HEADS} and the chapter's W_O"
+    )
     out = expect_close(got, chapter.value("T732-WO"), wrong=cases.wrong("block_multi_head"))
     expect_close(got.with_value(out[0, :1]), chapter.value("T732-07444-07646")[1:])
     expect_close(got.with_value(np.array([out[2, 0], out[2, 1], out[0, 2], out[1, 2]])), chapter.value("T733-gain"))
@@ -53,16 +73,39 @@ def test_constant_feature(lab: Lab) -> None:
     A = chapter.value("T72-A")
     for row in (case.CONSTANT_ROW, np.array([-1.3, 2.1]), np.array([4.0, 0.5])):
         W_K = case.with_row4(HEAD1[1], row)
-        got = lab.call("multi_head", X, [(HEAD1[0], W_K, READOUT)], np.eye(3), text=f"{ONE_HEAD_WEIGHTS}, W_K's row 4 set to {row.tolist()} (key side)")
+        got = lab.call(
+            "multi_head",
+            X,
+            [(HEAD1[0], W_K, READOUT)],
+            np.eye(3),
+            text=f"{ONE_HEAD_WEIGHTS}, W_K's row 4 set to {row.tolist()} (key side)",
+        )
         A_key = got.array((3, 3))
         change = float(np.max(np.abs(A_key - A)))
-        expect_that(got, change <= 1e-6 + chapter.value("T733-keyside"), "the head-1 attention matrix unchanged (a constant key feature cancels in each row's softmax)", f"a change of {change:.3g}", value=A_key, wrong=cases.wrong("block_key_side"))
+        expect_that(
+            got,
+            change <= 1e-6 + chapter.value("T733-keyside"),
+            "the head-1 attention matrix unchanged (a constant key feature cancels in each row's softmax)",
+            f"a change of {change:.3g}",
+            value=A_key,
+            wrong=cases.wrong("block_key_side"),
+        )
     V_text = "multi_head(X, [(W_Q, W_K, W_V)], I) minus the same with W_V's row 4 set to 0 (value side)"
     with_row = lab.call("multi_head", X, [HEAD1], np.eye(2), text=V_text)
-    without_row = lab.call("multi_head", X, [(HEAD1[0], HEAD1[1], case.with_row4(HEAD1[2], [0.0, 0.0]))], np.eye(2), text=V_text)
+    without_row = lab.call(
+        "multi_head", X, [(HEAD1[0], HEAD1[1], case.with_row4(HEAD1[2], [0.0, 0.0]))], np.eye(2), text=V_text
+    )
     expect_close(with_row, chapter.value("T72-AV"), wrong=cases.wrong("block_head1"))
-    expect_close(without_row.with_value(with_row.array((3, 2)) - without_row.array((3, 2))), chapter.value("T733-valueside"))
-    got = lab.call("multi_head", X, [(case.with_row4(HEAD1[0], case.CONSTANT_ROW), HEAD1[1], READOUT)], np.eye(3), text=f"{ONE_HEAD_WEIGHTS}, W_Q's row 4 set to [0.9, -0.7] (query side)")
+    expect_close(
+        without_row.with_value(with_row.array((3, 2)) - without_row.array((3, 2))), chapter.value("T733-valueside")
+    )
+    got = lab.call(
+        "multi_head",
+        X,
+        [(case.with_row4(HEAD1[0], case.CONSTANT_ROW), HEAD1[1], READOUT)],
+        np.eye(3),
+        text=f"{ONE_HEAD_WEIGHTS}, W_Q's row 4 set to [0.9, -0.7] (query side)",
+    )
     A_query = expect_close(got, cases.expected("block_query_side"), wrong=cases.wrong("block_query_side"))
     example = chapter.value("T713-ex4b")
     expect_close(got.with_value(A_query[2]), example["new_row"])
@@ -73,19 +116,49 @@ def test_constant_feature(lab: Lab) -> None:
 @pytest.mark.points(0.5)
 def test_exercise_5(lab: Lab) -> None:
     """W_Q and W_K scaled by 1/sqrt(3), still divided by sqrt(2): içti's row flattens to [0.3814, 0.4036, 0.2151]"""
-    got = lab.call("multi_head", X, [(HEAD1[0] / np.sqrt(3), HEAD1[1] / np.sqrt(3), READOUT)], np.eye(3), text=f"{ONE_HEAD_WEIGHTS}, W_Q and W_K divided by sqrt(3)")
+    got = lab.call(
+        "multi_head",
+        X,
+        [(HEAD1[0] / np.sqrt(3), HEAD1[1] / np.sqrt(3), READOUT)],
+        np.eye(3),
+        text=f"{ONE_HEAD_WEIGHTS}, W_Q and W_K divided by sqrt(3)",
+    )
     weights = got.array((3, 3))
     row = got.with_value(weights[2])
-    expect_close(row, chapter.value("T713-ex5")["keep_div_sqrt2"], wrong={k: v[2] for k, v in cases.wrong("block_exercise5").items()})
+    expect_close(
+        row,
+        chapter.value("T713-ex5")["keep_div_sqrt2"],
+        wrong={k: v[2] for k, v in cases.wrong("block_exercise5").items()},
+    )
 
 
 @pytest.mark.points(1)
 def test_residual(lab: Lab) -> None:
     """The residual X + MultiHead(X) (block with W2 = 0), and X itself when W_O = 0 too"""
     zeros = np.zeros((8, 4))
-    got = lab.call("block", X, [HEAD1, HEAD2], W_O, W1, b1, zeros, b2, text=f"block(X, heads, W_O, W1, b1, W2, b2) with {HEADS}, the chapter's W_O, W1, b1 and W2 = 0")
+    got = lab.call(
+        "block",
+        X,
+        [HEAD1, HEAD2],
+        W_O,
+        W1,
+        b1,
+        zeros,
+        b2,
+        text=f"block(X, heads, W_O, W1, b1, W2, b2) with {HEADS}, the chapter's W_O, W1, b1 and W2 = 0",
+    )
     expect_close(got, chapter.value("T735-residual"), wrong=cases.wrong("block_residual"))
-    got = lab.call("block", X, [HEAD1, HEAD2], np.zeros((4, 4)), W1, b1, zeros, np.zeros(4), text=f"block(X, heads, W_O, W1, b1, W2, b2) with {HEADS}, W_O = 0, W2 = 0 and b2 = 0")
+    got = lab.call(
+        "block",
+        X,
+        [HEAD1, HEAD2],
+        np.zeros((4, 4)),
+        W1,
+        b1,
+        zeros,
+        np.zeros(4),
+        text=f"block(X, heads, W_O, W1, b1, W2, b2) with {HEADS}, W_O = 0, W2 = 0 and b2 = 0",
+    )
     out = expect_close(got, X, wrong=cases.wrong("block_pass_through"))
     expect_close(got.with_value(np.linalg.norm(out, axis=-1)), chapter.value("T739-norm-in"))
 
@@ -97,7 +170,11 @@ def test_layer_norm(lab: Lab) -> None:
     N = expect_close(got, chapter.value("T735-LN"), wrong=cases.wrong("block_layer_norm"))
     moments = chapter.value("T735-LN-moments")
     expect_close(got.with_value(N.mean(axis=-1)), moments[0])
-    expect_close(got.with_value(N.std(axis=-1)), moments[1], wrong={k: v.std(axis=-1) for k, v in cases.wrong("block_layer_norm").items()})
+    expect_close(
+        got.with_value(N.std(axis=-1)),
+        moments[1],
+        wrong={k: v.std(axis=-1) for k, v in cases.wrong("block_layer_norm").items()},
+    )
     expect_close(got.with_value(N[:, 3]), chapter.value("T736-sabit-neg"))
     miss = -(N[2] @ W1[:, 0] + b1[0])  # içti's pre-activation of the canlı+eylem detector
     expect_close(got.with_value(np.asarray(miss)), chapter.value("T736-icti-miss"))
@@ -105,7 +182,8 @@ def test_layer_norm(lab: Lab) -> None:
 
 @pytest.mark.points(0.5)
 def test_layer_norm_of_tokens(lab: Lab) -> None:
-    """LayerNorm of the raw tokens: the single-feature detectors would fire (0.9739), içti's sıvı+eylem would not (-0.198)"""
+    """LayerNorm of the raw tokens: the single-feature detectors would fire (0.9739), içti's sıvı+eylem would not
+    (-0.198)"""
     got = lab.call("layer_norm", X, text="layer_norm(X) with the three raw token vectors")
     N = expect_close(got, cases.expected("block_layer_norm_tokens"), wrong=cases.wrong("block_layer_norm_tokens"))
     pre = N @ W1 + b1  # (3, 8) pre-activations
@@ -121,14 +199,26 @@ def test_rms_norm(lab: Lab) -> None:
     expect_close(got, x / np.sqrt(np.mean(x**2, axis=-1, keepdims=True) + 1e-5), wrong=cases.wrong("block_rms_norm"))
     x = case.INPUTS["x_small"]
     got = lab.call("rms_norm", x, text="rms_norm(x) with x of shape (3, 4, 5) whose rows are small (eps matters)")
-    expect_close(got, x / np.sqrt(np.mean(x**2, axis=-1, keepdims=True) + 1e-5), wrong=cases.wrong("block_rms_norm_small"))
+    expect_close(
+        got, x / np.sqrt(np.mean(x**2, axis=-1, keepdims=True) + 1e-5), wrong=cases.wrong("block_rms_norm_small")
+    )
 
 
 @pytest.mark.points(1)
 def test_detectors(lab: Lab) -> None:
     """The FFN's eight detectors on the normalised residual; rows 3, 7 and 8 never fire"""
-    got = lab.call("feed_forward", case.LN_TABLE, W1, b1, np.eye(8), np.zeros(8), text="feed_forward(N, W1, b1, I, 0) with N the chapter's LayerNorm table, so the output is ReLU(N W1 + b1)")
-    detectors = expect_close(got, chapter.value("T736-detectors").T, wrong=cases.wrong("block_detectors")).T  # (8 detectors, 3 tokens)
+    got = lab.call(
+        "feed_forward",
+        case.LN_TABLE,
+        W1,
+        b1,
+        np.eye(8),
+        np.zeros(8),
+        text="feed_forward(N, W1, b1, I, 0) with N the chapter's LayerNorm table, so the output is ReLU(N W1 + b1)",
+    )
+    detectors = expect_close(
+        got, chapter.value("T736-detectors").T, wrong=cases.wrong("block_detectors")
+    ).T  # (8 detectors, 3 tokens)
     expect_close(got.with_value(np.asarray(detectors[1, 2])), chapter.value("T736-icti-after"))
     expect_close(got.with_value(detectors[[2, 6, 7]]), chapter.value("T736-unused"))
 
@@ -136,9 +226,24 @@ def test_detectors(lab: Lab) -> None:
 @pytest.mark.points(1)
 def test_block_output(lab: Lab) -> None:
     """The worked block's output x + FFN(N(x)); its row norms grow to 2.66, 2.66, 2.20"""
-    got = lab.call("block", X, [HEAD1, HEAD2], W_O, W1, b1, W2, b2, text=f"block(X, heads, W_O, W1, b1, W2, b2) with {HEADS} and the chapter's W_O, W1, b1, W2, b2")
+    got = lab.call(
+        "block",
+        X,
+        [HEAD1, HEAD2],
+        W_O,
+        W1,
+        b1,
+        W2,
+        b2,
+        text=f"block(X, heads, W_O, W1, b1, W2, b2) with {HEADS} and the chapter's W_O, W1, b1, W2, b2",
+    )
     out = expect_close(got, chapter.value("T736-block"), wrong=cases.wrong("block_worked"))
     expect_close(got.with_value(np.linalg.norm(out, axis=-1)), chapter.value("T739-norm-out"))
     Xb = case.RANDOM_BLOCK[0]
-    got = lab.call("block", *case.RANDOM_BLOCK, text=f"block(X, heads, W_O, W1, b1, W2, b2) with X of shape {Xb.shape}, three heads of d_k = 3, d_v = 2, and nonzero b1, b2")
+    got = lab.call(
+        "block",
+        *case.RANDOM_BLOCK,
+        text=f"block(X, heads, W_O, W1, b1, W2, b2) with X of shape {Xb.shape}, three heads of d_k = 3, "
+        "d_v = 2, and nonzero b1, b2",
+    )
     expect_close(got, cases.expected("block_random"), wrong=cases.wrong("block_random"))

@@ -21,7 +21,9 @@ NOISE = {"float64": 1e-12, "float32": 1e-6}  # a gap of pure rounding: float64 r
 def noise_limit(lab: Lab) -> float:
     """The rounding noise allowed to a gap: the chapter's for float64 outputs, float32's for narrower ones."""
     try:
-        outputs = lab.call("restored_outputs", X, W_Q, W_K, W_V, PERM, text=f"restored_outputs(X, W_Q, W_K, W_V, perm) with {WORKED}").array((3, 2))
+        outputs = lab.call(
+            "restored_outputs", X, W_Q, W_K, W_V, PERM, text=f"restored_outputs(X, W_Q, W_K, W_V, perm) with {WORKED}"
+        ).array((3, 2))
     except CheckFailed:  # graded by its own check; here it only tells the precision
         return NOISE["float64"]
     return NOISE["float64"] if outputs.dtype == np.float64 else NOISE["float32"]
@@ -37,24 +39,59 @@ def gap_of(got: Got) -> float:
 @pytest.mark.points(1)
 def test_permuted_outputs_restored(lab: Lab) -> None:
     """Without positions or mask, the outputs on içti kedi sütü, put back in order, are the chapter's A V"""
-    got = lab.call("restored_outputs", X, W_Q, W_K, W_V, PERM, text=f"restored_outputs(X, W_Q, W_K, W_V, perm) with {WORKED}")
+    got = lab.call(
+        "restored_outputs", X, W_Q, W_K, W_V, PERM, text=f"restored_outputs(X, W_Q, W_K, W_V, perm) with {WORKED}"
+    )
     restored = expect_close(got, chapter.value("T741-perm-table"), wrong=cases.wrong("eq_perm"))
-    original = lab.call("restored_outputs", X, W_Q, W_K, W_V, IDENTITY, text="restored_outputs(X, W_Q, W_K, W_V, perm) with perm [0, 1, 2] (the original order)")
+    original = lab.call(
+        "restored_outputs",
+        X,
+        W_Q,
+        W_K,
+        W_V,
+        IDENTITY,
+        text="restored_outputs(X, W_Q, W_K, W_V, perm) with perm [0, 1, 2] (the original order)",
+    )
     pooled_original, pooled_permuted = original.array((3, 2)).mean(axis=0), restored.mean(axis=0)
-    cosine = float(pooled_original @ pooled_permuted / (np.linalg.norm(pooled_original) * np.linalg.norm(pooled_permuted)))
-    expect_that(original, abs(cosine - chapter.value("T741-cos1")) < 1e-6, "mean-pooled outputs of both orders with cosine 1.0000", f"cosine {cosine:.6f}")
+    cosine = float(
+        pooled_original @ pooled_permuted / (np.linalg.norm(pooled_original) * np.linalg.norm(pooled_permuted))
+    )
+    expect_that(
+        original,
+        abs(cosine - chapter.value("T741-cos1")) < 1e-6,
+        "mean-pooled outputs of both orders with cosine 1.0000",
+        f"cosine {cosine:.6f}",
+    )
 
 
 @pytest.mark.points(1)
 def test_gap_without_positions_is_rounding(lab: Lab) -> None:
     """Without positions or mask, permutation_gap is rounding noise (worked example and the two-token head)"""
     bound = noise_limit(lab)
-    got = lab.call("permutation_gap", X, W_Q, W_K, W_V, PERM, text=f"permutation_gap(X, W_Q, W_K, W_V, perm) with {WORKED}")
+    got = lab.call(
+        "permutation_gap", X, W_Q, W_K, W_V, PERM, text=f"permutation_gap(X, W_Q, W_K, W_V, perm) with {WORKED}"
+    )
     gap = gap_of(got)
     printed = float(chapter.value("T741-perm-maxdiff"))
-    expect_that(got, gap < bound, f"rounding noise, below {bound:g} (the chapter's {printed:.2e})", f"{gap:.6g}", value=np.asarray(gap), wrong=cases.wrong("eq_gap_plain"))
+    expect_that(
+        got,
+        gap < bound,
+        f"rounding noise, below {bound:g} (the chapter's {printed:.2e})",
+        f"{gap:.6g}",
+        value=np.asarray(gap),
+        wrong=cases.wrong("eq_gap_plain"),
+    )
     Q, K, V = (chapter.inputs(n) for n in ("RU_Q", "RU_K", "RU_V"))
-    got = lab.call("permutation_gap", np.eye(2), Q, K, V, np.array([1, 0]), text="permutation_gap(I, Q, K, V, perm) with the two-token head Q = [[0, 3], [2, -1]], K = [[3, 0], [-1, 2]], V = [[3, -3], [1, 3]] and its tokens swapped")
+    got = lab.call(
+        "permutation_gap",
+        np.eye(2),
+        Q,
+        K,
+        V,
+        np.array([1, 0]),
+        text="permutation_gap(I, Q, K, V, perm) with the two-token head Q = [[0, 3], [2, -1]], K = [[3, "
+        "0], [-1, 2]], V = [[3, -3], [1, 3]] and its tokens swapped",
+    )
     gap = gap_of(got)
     printed = float(chapter.value("RU-perm"))
     expect_that(got, gap < bound, f"rounding noise, below {bound:g} (the chapter's {printed:.1e})", f"{gap:.6g}")
@@ -62,24 +99,70 @@ def test_gap_without_positions_is_rounding(lab: Lab) -> None:
 
 @pytest.mark.points(2)
 def test_positions_stay_with_the_slot(lab: Lab) -> None:
-    """With 0.3 x sinusoidal positions by slot, both of the chapter's tables: original order and içti kedi sütü put back"""
-    got = lab.call("restored_outputs", X, W_Q, W_K, W_V, IDENTITY, positions=POSITIONS, text=f"restored_outputs(X, W_Q, W_K, W_V, perm, positions=...) with the original order and {WITH_PE}")
+    """With 0.3 x sinusoidal positions by slot, both of the chapter's tables: original order and içti kedi sütü put
+    back"""
+    got = lab.call(
+        "restored_outputs",
+        X,
+        W_Q,
+        W_K,
+        W_V,
+        IDENTITY,
+        positions=POSITIONS,
+        text=f"restored_outputs(X, W_Q, W_K, W_V, perm, positions=...) with the original order and {WITH_PE}",
+    )
     expect_close(got, chapter.value("T742-PE-orig"), wrong=cases.wrong("eq_pe_orig"))
-    got = lab.call("restored_outputs", X, W_Q, W_K, W_V, PERM, positions=POSITIONS, text=f"restored_outputs(X, W_Q, W_K, W_V, perm, positions=...) with {WORKED} and {WITH_PE}")
+    got = lab.call(
+        "restored_outputs",
+        X,
+        W_Q,
+        W_K,
+        W_V,
+        PERM,
+        positions=POSITIONS,
+        text=f"restored_outputs(X, W_Q, W_K, W_V, perm, positions=...) with {WORKED} and {WITH_PE}",
+    )
     expect_close(got, chapter.value("T742-PE-perm"), wrong=cases.wrong("eq_pe_perm"))
 
 
 @pytest.mark.points(1)
 def test_gap_with_positions(lab: Lab) -> None:
     """With 0.3 x sinusoidal positions the gap is the chapter's 0.3289"""
-    got = lab.call("permutation_gap", X, W_Q, W_K, W_V, PERM, positions=POSITIONS, text=f"permutation_gap(X, W_Q, W_K, W_V, perm, positions=...) with {WORKED} and {WITH_PE}")
-    expect_close(got.with_value(np.asarray(gap_of(got))), chapter.value("T742-PE-maxdiff"), wrong=cases.wrong("eq_gap_pe"))
+    got = lab.call(
+        "permutation_gap",
+        X,
+        W_Q,
+        W_K,
+        W_V,
+        PERM,
+        positions=POSITIONS,
+        text=f"permutation_gap(X, W_Q, W_K, W_V, perm, positions=...) with {WORKED} and {WITH_PE}",
+    )
+    expect_close(
+        got.with_value(np.asarray(gap_of(got))), chapter.value("T742-PE-maxdiff"), wrong=cases.wrong("eq_gap_pe")
+    )
 
 
 @pytest.mark.points(1)
 def test_causal_mask_breaks_equivariance(lab: Lab) -> None:
     """The causal mask alone (no positions) breaks equivariance: the gap is clearly above 0"""
-    got = lab.call("permutation_gap", X, W_Q, W_K, W_V, PERM, causal=True, text=f"permutation_gap(X, W_Q, W_K, W_V, perm, causal=True) with {WORKED}")
+    got = lab.call(
+        "permutation_gap",
+        X,
+        W_Q,
+        W_K,
+        W_V,
+        PERM,
+        causal=True,
+        text=f"permutation_gap(X, W_Q, W_K, W_V, perm, causal=True) with {WORKED}",
+    )
     gap = gap_of(got)
-    expect_that(got, gap > 1e-3, "a gap clearly above 0", f"{gap:.6g}", value=np.asarray(gap), wrong=cases.wrong("eq_gap_causal"))
+    expect_that(
+        got,
+        gap > 1e-3,
+        "a gap clearly above 0",
+        f"{gap:.6g}",
+        value=np.asarray(gap),
+        wrong=cases.wrong("eq_gap_causal"),
+    )
     expect_close(got.with_value(np.asarray(gap)), cases.expected("eq_gap_causal"), wrong=cases.wrong("eq_gap_causal"))

@@ -25,7 +25,11 @@ def test_russian_head_dV(lab: Lab) -> None:
     _, _, dV = got.parts("dQ", "dK", "dV")
     grad_V = expect_close(dV, chapter.value("RU-dV"), wrong=cases.wrong("grad_russian", 2))
     loss = np.asarray(np.sum(grad_V * V))  # O = A V is linear in V, so L = <A V, dO> = <V, A^T dO>
-    expect_close(dV.with_value(loss), chapter.value("RU-L"), wrong={k: np.sum(v * V) for k, v in cases.wrong("grad_russian", 2).items()})
+    expect_close(
+        dV.with_value(loss),
+        chapter.value("RU-L"),
+        wrong={k: np.sum(v * V) for k, v in cases.wrong("grad_russian", 2).items()},
+    )
 
 
 @pytest.mark.points(1.5)
@@ -40,9 +44,15 @@ def test_russian_head_dQ_dK(lab: Lab) -> None:
 @pytest.mark.points(0.5)
 def test_rectangular_head(lab: Lab) -> None:
     """A head with 3 queries, 5 keys, d_k = 4 and d_v = 2"""
-    got = lab.call("attention_backward", *case.RECTANGULAR, text="attention_backward(Q, K, V, dO) with Q (3, 4), K (5, 4), V (5, 2), dO (3, 2)")
+    got = lab.call(
+        "attention_backward",
+        *case.RECTANGULAR,
+        text="attention_backward(Q, K, V, dO) with Q (3, 4), K (5, 4), V (5, 2), dO (3, 2)",
+    )
     for index, part in enumerate(got.parts("dQ", "dK", "dV")):
-        expect_close(part, cases.expected("grad_rectangular", index), wrong=cases.wrong("grad_rectangular", index), atol=1e-5)
+        expect_close(
+            part, cases.expected("grad_rectangular", index), wrong=cases.wrong("grad_rectangular", index), atol=1e-5
+        )
 
 
 @pytest.mark.points(0.5)
@@ -51,7 +61,14 @@ def test_value_terms(lab: Lab) -> None:
     terms = []
     for row, name in ((0, "grad_russian_row0"), (1, "grad_russian_row1")):
         upstream = case.ROW_0 if row == 0 else case.ROW_1
-        got = lab.call("attention_backward", Q, K, V, upstream, text=f"attention_backward(Q, K, V, dO) {HEAD} and dO = {upstream.astype(int).tolist()}")
+        got = lab.call(
+            "attention_backward",
+            Q,
+            K,
+            V,
+            upstream,
+            text=f"attention_backward(Q, K, V, dO) {HEAD} and dO = {upstream.astype(int).tolist()}",
+        )
         _, _, dV = got.parts("dQ", "dK", "dV")
         grad_V = expect_close(dV, cases.expected(name, 2), wrong=cases.wrong(name, 2))
         terms += [grad_V[0] * V[0], grad_V[1] * V[1]]  # A_i0 v_0, A_i1 v_1
@@ -62,7 +79,14 @@ def test_value_terms(lab: Lab) -> None:
 def test_single_token(lab: Lab) -> None:
     """One token: A = [1], so dQ = dK = 0 and dV = dO"""
     q, k, v, upstream = case.SINGLE
-    got = lab.call("attention_backward", q, k, v, upstream, text="attention_backward(q, k, v, dO) with one token, v = [5, -2], dO = [0.7, -1.3]")
+    got = lab.call(
+        "attention_backward",
+        q,
+        k,
+        v,
+        upstream,
+        text="attention_backward(q, k, v, dO) with one token, v = [5, -2], dO = [0.7, -1.3]",
+    )
     dQ, dK, dV = got.parts("dQ", "dK", "dV")
     single = chapter.value("RU-single")
     zero = np.asarray(single["dS"]) @ k  # dS = 0, so dQ = dS k / sqrt(d_k) = 0
@@ -77,23 +101,59 @@ def test_central_difference(lab: Lab) -> None:
     rng = np.random.default_rng(11)
     x, w, u = rng.normal(size=(3, 4)), rng.normal(size=(3, 4)), rng.normal(size=(3, 4))
     f, h = smooth_function(w, u), 1e-3
-    got = lab.probe("numerical_gradient", x, w, u, h, text="central_difference(f, x, h=1e-3) with f(x) = sum(sin(x) * w) + (sum(x * u))**2 / 2 and x of shape (3, 4)")
+    got = lab.probe(
+        "numerical_gradient",
+        x,
+        w,
+        u,
+        h,
+        text="central_difference(f, x, h=1e-3) with f(x) = sum(sin(x) * w) + (sum(x * u))**2 / 2 and x of shape (3, 4)",
+    )
     grad, x_after = got.parts("gradient", "x after the call")
     expect_close(grad, smooth_gradient(x, w, u), wrong=central_difference_variants(f, x, h), atol=1e-5)
-    expect_that(x_after, np.array_equal(x_after.array(x.shape), x), "x unchanged after the call", "x changed by the call")
-    got = lab.probe("numerical_gradient", x[0], w[0], u[0], text="central_difference(f, x) with the default h, the same f and x of shape (4,)")
+    expect_that(
+        x_after, np.array_equal(x_after.array(x.shape), x), "x unchanged after the call", "x changed by the call"
+    )
+    got = lab.probe(
+        "numerical_gradient",
+        x[0],
+        w[0],
+        u[0],
+        text="central_difference(f, x) with the default h, the same f and x of shape (4,)",
+    )
     grad, _ = got.parts("gradient", "x after the call")
-    expect_close(grad, smooth_gradient(x[0], w[0], u[0]), wrong=central_difference_variants(smooth_function(w[0], u[0]), x[0], 1e-6))
+    expect_close(
+        grad,
+        smooth_gradient(x[0], w[0], u[0]),
+        wrong=central_difference_variants(smooth_function(w[0], u[0]), x[0], 1e-6),
+    )
 
 
 @pytest.mark.points(1)
 def test_gradcheck(lab: Lab) -> None:
     """All 12 gradient coordinates of the two-token head agree with central differences within 2e-6"""
-    numeric = lab.probe("head_gradcheck", Q, K, V, dO, text=f"central_difference(L, ·) with the default h for L = sum(attention(Q, K, V)[0] * dO), {HEAD}, dO = I")
+    numeric = lab.probe(
+        "head_gradcheck",
+        Q,
+        K,
+        V,
+        dO,
+        text=f"central_difference(L, ·) with the default h for L = sum(attention(Q, K, V)[0] * dO), {HEAD}, dO = I",
+    )
     analytic = lab.call("attention_backward", Q, K, V, dO, text=f"attention_backward(Q, K, V, dO) {HEAD} and dO = I")
     names = ("dQ", "dK", "dV")
-    for index, (num, ana, entry, wrt) in enumerate(zip(numeric.parts(*names), analytic.parts(*names), ("RU-dQ", "RU-dK", "RU-dV"), (Q, K, V))):
+    for index, (num, ana, entry, wrt) in enumerate(
+        zip(numeric.parts(*names), analytic.parts(*names), ("RU-dQ", "RU-dK", "RU-dV"), (Q, K, V))
+    ):
         wrong = central_difference_variants(head_loss(Q, K, V, dO, "QKV"[index]), wrt, 1e-6)
         expect_close(num, chapter.value(entry), wrong=wrong, rtol=0, atol=GRADCHECK_TOL)
         gap = float(np.max(np.abs(ana.array(wrt.shape) - num.array(wrt.shape))))
-        expect_that(ana, gap <= max(GRADCHECK_TOL, chapter.value("RU-gradcheck")), f"agreement with central_difference within {GRADCHECK_TOL:g} (the chapter's largest gap is {chapter.value('RU-gradcheck'):.1e})", f"a gap of {gap:.3g}", value=ana.array(), wrong=cases.wrong("grad_russian", index))
+        expect_that(
+            ana,
+            gap <= max(GRADCHECK_TOL, chapter.value("RU-gradcheck")),
+            f"agreement with central_difference within {GRADCHECK_TOL:g} (the chapter's largest gap is "
+            f"{chapter.value('RU-gradcheck'):.1e})",
+            f"a gap of {gap:.3g}",
+            value=ana.array(),
+            wrong=cases.wrong("grad_russian", index),
+        )

@@ -1,4 +1,5 @@
-"""Public checks of step 7, the KV cache: appends, one decoding step, causal attention token by token, and its memory."""
+"""Public checks of step 7, the KV cache: appends, one decoding step, causal attention token by token, and its
+memory."""
 
 from __future__ import annotations
 
@@ -29,7 +30,8 @@ def _derived(got: Got, call: str, value: Any) -> Got:
 
 
 def _expect_number(got: Got, expected: float, *, unit: str = "", wrong: dict | None = None) -> None:
-    """Expect the number in ``got`` (computed by the grader from the student's bytes) to be ``expected``, to rounding."""
+    """Expect the number in ``got`` (computed by the grader from the student's bytes) to be ``expected``, to
+    rounding."""
     value = float(got.value)
     holds = bool(np.isclose(value, expected, **EXACT))
     expect_that(got, holds, f"{expected:.6g}{unit}", f"{value:.6g}{unit}", value=np.asarray(value), wrong=wrong)
@@ -49,7 +51,12 @@ def _incremental(lab: Lab, name: str, text: str, tolerance: dict) -> tuple[Got, 
     expected = cases.expected(f"incremental_{name}", 0)
     outputs = got.array(expected.shape)
     if head["X"].dtype == np.float64:
-        expect_that(got, outputs.dtype == np.float64, "float64 outputs for float64 inputs (compute in the dtype of the inputs)", f"dtype {outputs.dtype}")
+        expect_that(
+            got,
+            outputs.dtype == np.float64,
+            "float64 outputs for float64 inputs (compute in the dtype of the inputs)",
+            f"dtype {outputs.dtype}",
+        )
     return got, expect_close(got, expected, wrong=cases.wrong(f"incremental_{name}"), **tolerance)
 
 
@@ -58,16 +65,30 @@ def test_appends(lab: Lab) -> None:
     """KVCache keeps every appended token in order: its length, keys and values after each append"""
     keys, values = kv_cases.INPUTS["appends"]["keys"], kv_cases.INPUTS["appends"]["values"]
     sizes = [k.shape[-2] for k in keys]
-    text = f"KVCache(): append(k, v) of {', '.join(map(str, sizes))} tokens in turn (k (2, t, 3), v (2, t, 5)), reading len(cache), cache.keys and cache.values after each"
+    text = (
+        f"KVCache(): append(k, v) of {', '.join(map(str, sizes))} tokens in turn (k (2, t, 3), v "
+        "(2, t, 5)), reading len(cache), cache.keys and cache.values after each"
+    )
     got = lab.probe("kv_cache_appends", [AsTorch(k) for k in keys], [AsTorch(v) for v in values], text=text)
     for index, (length, cached_k, cached_v) in enumerate(got.value):
         after = f"{got.call}: after append {index + 1}"
         total = sum(sizes[: index + 1])
         n = Got(got.step, f"{after}, len(cache)", length)
-        expect_that(n, n.number() == total, f"{total} tokens", f"{n.number():g}", value=np.asarray(n.number()), wrong={"cache_keeps_last_only": np.asarray(sizes[index])})
+        expect_that(
+            n,
+            n.number() == total,
+            f"{total} tokens",
+            f"{n.number():g}",
+            value=np.asarray(n.number()),
+            wrong={"cache_keeps_last_only": np.asarray(sizes[index])},
+        )
         for name, chunks, cached in (("keys", keys, cached_k), ("values", values, cached_v)):
             expected = np.concatenate(chunks[: index + 1], axis=-2)  # (2, total, d)
-            expect_close(Got(got.step, f"{after}, cache.{name}", cached), expected, wrong={"cache_keeps_last_only": chunks[index]})
+            expect_close(
+                Got(got.step, f"{after}, cache.{name}", cached),
+                expected,
+                wrong={"cache_keeps_last_only": chunks[index]},
+            )
 
 
 @pytest.mark.points(1)
@@ -76,21 +97,42 @@ def test_decode_step(lab: Lab, name: str) -> None:
     """decode_step appends the new token's key and value, then attends over the whole cache"""
     inputs = kv_cases.INPUTS[f"decode_{name}"]
     K_cached, V_cached, x_t = inputs["K_cached"], inputs["V_cached"], inputs["x_t"]
-    text = f"decode_step(x_t, W_Q, W_K, W_V, cache) with x_t {x_t.shape} and a KVCache holding keys {K_cached.shape} and values {V_cached.shape}"
-    got = lab.probe("decode_with_cache", *(AsTorch(inputs[k]) for k in ("K_cached", "V_cached", "x_t", "W_Q", "W_K", "W_V")), text=text)
-    out_t, length, cached_k, _ = got.parts("out_t", "len(cache) afterwards", "cache.keys afterwards", "cache.values afterwards")
+    text = (
+        f"decode_step(x_t, W_Q, W_K, W_V, cache) with x_t {x_t.shape} and a KVCache holding keys "
+        f"{K_cached.shape} and values {V_cached.shape}"
+    )
+    got = lab.probe(
+        "decode_with_cache",
+        *(AsTorch(inputs[k]) for k in ("K_cached", "V_cached", "x_t", "W_Q", "W_K", "W_V")),
+        text=text,
+    )
+    out_t, length, cached_k, _ = got.parts(
+        "out_t", "len(cache) afterwards", "cache.keys afterwards", "cache.values afterwards"
+    )
     n_cached = K_cached.shape[-2]
-    expect_that(length, length.number() == n_cached + 1, f"{n_cached + 1} tokens (one more than before)", f"{length.number():g}", value=np.asarray(length.number()), wrong={"cache_keeps_last_only": np.asarray(1)})
+    expect_that(
+        length,
+        length.number() == n_cached + 1,
+        f"{n_cached + 1} tokens (one more than before)",
+        f"{length.number():g}",
+        value=np.asarray(length.number()),
+        wrong={"cache_keeps_last_only": np.asarray(1)},
+    )
     _, K_all, _ = kv_cases.decode_qkv(inputs)
     expect_close(cached_k, K_all, wrong={"cache_keeps_last_only": K_all[..., -1:, :]})
-    wrong = {mistake: value[..., 0, :] for mistake, value in cases.wrong(f"decode_{name}").items()}  # (..., 1, d_v) -> (..., d_v)
+    wrong = {
+        mistake: value[..., 0, :] for mistake, value in cases.wrong(f"decode_{name}").items()
+    }  # (..., 1, d_v) -> (..., d_v)
     expect_close(out_t, cases.expected(f"decode_{name}", 0)[..., 0, :], wrong=wrong)
 
 
 @pytest.mark.points(1)
 def test_incremental_worked_example(lab: Lab) -> None:
-    """Token by token, the worked example gives causal attention: kedi keeps its own value, içti matches the full head"""
-    got, outputs = _incremental(lab, "worked", "incremental_attention(X, W_Q, W_K, W_V) with the worked example's 3 tokens (float64)", FLOAT64)
+    """Token by token, the worked example gives causal attention: kedi keeps its own value, içti matches the full
+    head"""
+    got, outputs = _incremental(
+        lab, "worked", "incremental_attention(X, W_Q, W_K, W_V) with the worked example's 3 tokens (float64)", FLOAT64
+    )
     expect_close(got.with_value(outputs[0]), chapter.value("T72-V")[0], **FLOAT64)
     expect_close(got.with_value(outputs[2]), chapter.value("T72-AV")[2], atol=1e-6)
 
@@ -101,7 +143,10 @@ def test_incremental_worked_example(lab: Lab) -> None:
     [
         ("one", "incremental_attention(X, W_Q, W_K, W_V) with one token, X (1, 4), d_k = 3, d_v = 2 (float64)"),
         ("six", "incremental_attention(X, W_Q, W_K, W_V) with X (6, 5), d_k = 3, d_v = 4 (float64)"),
-        ("batch", "incremental_attention(X, W_Q, W_K, W_V) with batch axes, X (2, 3, 5, 4), d_k = 2, d_v = 6 (float64)"),
+        (
+            "batch",
+            "incremental_attention(X, W_Q, W_K, W_V) with batch axes, X (2, 3, 5, 4), d_k = 2, d_v = 6 (float64)",
+        ),
     ],
     ids=["one_token", "six_tokens", "batch_axes"],
 )
@@ -113,7 +158,9 @@ def test_incremental_equals_causal_attention(lab: Lab, name: str, text: str) -> 
 @pytest.mark.points(0.5)
 def test_incremental_float32(lab: Lab) -> None:
     """In float32 it equals causal full attention to float32 rounding"""
-    _incremental(lab, "float32", "incremental_attention(X, W_Q, W_K, W_V) with float32 X (7, 6), d_k = 4, d_v = 3", FLOAT32)
+    _incremental(
+        lab, "float32", "incremental_attention(X, W_Q, W_K, W_V) with float32 X (7, 6), d_k = 4, d_v = 3", FLOAT32
+    )
 
 
 @pytest.mark.points(1)
@@ -127,9 +174,24 @@ def test_cache_bytes_table(lab: Lab) -> None:
     ]
     for (args, what), expected_gb in zip(rows, chapter.value("T764-kv")):
         got, n_bytes = _bytes(lab, *args, what=what)
-        _expect_number(_derived(got, f"{got.call} / 1e9", n_bytes / GB), expected_gb, unit=" GB", wrong=kv_cache_bytes_variants(expected_gb))
-    _expect_number(_derived(got, f"{got.call} / 2**30", n_bytes / GIB), chapter.value("T764-kv-gib"), unit=" GiB", wrong=kv_cache_bytes_variants(chapter.value("T764-kv-gib")))
-    _expect_number(_derived(got, f"{got.call} / (7e9 x 2 bytes of fp16 weights)", n_bytes / WEIGHTS_7B), chapter.value("T764-4x"), unit=" times the weights", wrong=kv_cache_bytes_variants(chapter.value("T764-4x")))
+        _expect_number(
+            _derived(got, f"{got.call} / 1e9", n_bytes / GB),
+            expected_gb,
+            unit=" GB",
+            wrong=kv_cache_bytes_variants(expected_gb),
+        )
+    _expect_number(
+        _derived(got, f"{got.call} / 2**30", n_bytes / GIB),
+        chapter.value("T764-kv-gib"),
+        unit=" GiB",
+        wrong=kv_cache_bytes_variants(chapter.value("T764-kv-gib")),
+    )
+    _expect_number(
+        _derived(got, f"{got.call} / (7e9 x 2 bytes of fp16 weights)", n_bytes / WEIGHTS_7B),
+        chapter.value("T764-4x"),
+        unit=" times the weights",
+        wrong=kv_cache_bytes_variants(chapter.value("T764-4x")),
+    )
 
 
 @pytest.mark.points(0.5)
@@ -137,23 +199,49 @@ def test_gqa_and_mqa(lab: Lab) -> None:
     """Fewer KV heads shrink the 100k-token cache: 52.4 / 13.1 / 1.6 GB for 32 / 8 / 1 KV heads (1x, 4x, 32x)"""
     sizes = []
     for n_kv_heads, expected_gb in zip((32, 8, 1), chapter.value("T765-gqa")):
-        got, n_bytes = _bytes(lab, 32, n_kv_heads, 128, 100_000, what=f"32 layers, {n_kv_heads} KV heads, 100k tokens, fp16")
-        _expect_number(_derived(got, f"{got.call} / 1e9", n_bytes / GB), expected_gb, unit=" GB", wrong=kv_cache_bytes_variants(expected_gb))
+        got, n_bytes = _bytes(
+            lab, 32, n_kv_heads, 128, 100_000, what=f"32 layers, {n_kv_heads} KV heads, 100k tokens, fp16"
+        )
+        _expect_number(
+            _derived(got, f"{got.call} / 1e9", n_bytes / GB),
+            expected_gb,
+            unit=" GB",
+            wrong=kv_cache_bytes_variants(expected_gb),
+        )
         sizes.append(n_bytes)
     ratios = "kv_cache_bytes(32, 32, 128, 100000) / kv_cache_bytes(32, h_kv, 128, 100000) for h_kv = 32, 8, 1"
     expect_close(_derived(got, ratios, sizes[0] / np.asarray(sizes)), chapter.value("T765-shrink"), **EXACT)
     exercise = chapter.value("T713-ex3")  # exercise 3: MHA and GQA-8 in GB and GiB, and their ratio
-    for value, key, unit in ((sizes[0] / GB, "MHA_GB", "32 KV heads in GB"), (sizes[0] / GIB, "MHA_GiB", "32 KV heads in GiB"), (sizes[1] / GB, "GQA8_GB", "8 KV heads in GB"), (sizes[1] / GIB, "GQA8_GiB", "8 KV heads in GiB"), (sizes[0] / sizes[1], "ratio", "32 over 8 KV heads")):
-        _expect_number(_derived(got, f"exercise 3, kv_cache_bytes(32, h_kv, 128, 100000): {unit}", value), exercise[key], wrong=kv_cache_bytes_variants(exercise[key]) if key != "ratio" else None)
+    for value, key, unit in (
+        (sizes[0] / GB, "MHA_GB", "32 KV heads in GB"),
+        (sizes[0] / GIB, "MHA_GiB", "32 KV heads in GiB"),
+        (sizes[1] / GB, "GQA8_GB", "8 KV heads in GB"),
+        (sizes[1] / GIB, "GQA8_GiB", "8 KV heads in GiB"),
+        (sizes[0] / sizes[1], "ratio", "32 over 8 KV heads"),
+    ):
+        _expect_number(
+            _derived(got, f"exercise 3, kv_cache_bytes(32, h_kv, 128, 100000): {unit}", value),
+            exercise[key],
+            wrong=kv_cache_bytes_variants(exercise[key]) if key != "ratio" else None,
+        )
 
 
 @pytest.mark.points(0.5)
 def test_70b_with_eight_kv_heads(lab: Lab) -> None:
     """A 70B model with 8 KV heads at 32k tokens needs 10.7 GB: 0.134 of an 80 GB card, more than the chapter's 1/8"""
     got, n_bytes = _bytes(lab, 80, 8, 128, 32768, what="70B-class with 8 KV heads, 32k tokens, fp16")
-    _expect_number(_derived(got, f"{got.call} / 1e9", n_bytes / GB), chapter.value("T764-10.7"), unit=" GB", wrong=kv_cache_bytes_variants(chapter.value("T764-10.7")))
+    _expect_number(
+        _derived(got, f"{got.call} / 1e9", n_bytes / GB),
+        chapter.value("T764-10.7"),
+        unit=" GB",
+        wrong=kv_cache_bytes_variants(chapter.value("T764-10.7")),
+    )
     # The chapter says 1/8 of an 80 GB card; 10.737 GB is 1/8 of 80 GiB, but 0.1342 of 80 GB.
-    _expect_number(_derived(got, f"{got.call} / 80e9 (share of one 80 GB card)", n_bytes / (80 * GB)), chapter.value("T764-eighth"), wrong=kv_cache_bytes_variants(chapter.value("T764-eighth")))
+    _expect_number(
+        _derived(got, f"{got.call} / 80e9 (share of one 80 GB card)", n_bytes / (80 * GB)),
+        chapter.value("T764-eighth"),
+        wrong=kv_cache_bytes_variants(chapter.value("T764-eighth")),
+    )
 
 
 @pytest.mark.points(1)
@@ -161,21 +249,50 @@ def test_max_context_per_user(lab: Lab) -> None:
     """On 4 x 80 GB with 140 GB of weights: 2 vs 16 requests of 32k, and 17,166 vs 137,329 tokens for each of 4 users"""
     caches = []
     for n_kv_heads, expected_gb in ((64, chapter.value("T764-kv")[2]), (8, chapter.value("T764-10.7"))):
-        got, n_bytes = _bytes(lab, 80, n_kv_heads, 128, 32768, what=f"70B-class with {n_kv_heads} KV heads, 32k tokens, fp16")
-        _expect_number(_derived(got, f"{got.call} / 1e9", n_bytes / GB), expected_gb, unit=" GB", wrong=kv_cache_bytes_variants(expected_gb))
+        got, n_bytes = _bytes(
+            lab, 80, n_kv_heads, 128, 32768, what=f"70B-class with {n_kv_heads} KV heads, 32k tokens, fp16"
+        )
+        _expect_number(
+            _derived(got, f"{got.call} / 1e9", n_bytes / GB),
+            expected_gb,
+            unit=" GB",
+            wrong=kv_cache_bytes_variants(expected_gb),
+        )
         caches.append(n_bytes)
     requests = [FREE_NODE // caches[0], FREE_NODE // caches[1]]
-    text = "requests of 32k tokens that fit in the 180 GB left: 180 GB // kv_cache_bytes(80, h_kv, 128, 32768) for h_kv = 64, 8, and their ratio"
+    text = (
+        "requests of 32k tokens that fit in the 180 GB left: 180 GB // kv_cache_bytes(80, h_kv, "
+        "128, 32768) for h_kv = 64, 8, and their ratio"
+    )
     expect_close(_derived(got, text, [*requests, requests[1] / requests[0]]), chapter.value("T764-requests"), **EXACT)
     exercise = chapter.value("T713-ex9")  # exercise 9: the longest context each of 4 users can have
     per_user = []
     for n_kv_heads, key in ((64, "h64"), (8, "h8")):
-        got, per_token = _bytes(lab, 80, n_kv_heads, 128, 1, what=f"bytes per token, 70B-class with {n_kv_heads} KV heads")
-        tokens = _derived(got, f"exercise 9, 45 GB per user / {got.call}", FREE_NODE / 4 / per_token if per_token else np.inf)
-        _expect_number(tokens, exercise[f"tokens_{key}"], unit=" tokens", wrong=kv_cache_bytes_variants(exercise[f"tokens_{key}"], inverse=True))
+        got, per_token = _bytes(
+            lab, 80, n_kv_heads, 128, 1, what=f"bytes per token, 70B-class with {n_kv_heads} KV heads"
+        )
+        tokens = _derived(
+            got, f"exercise 9, 45 GB per user / {got.call}", FREE_NODE / 4 / per_token if per_token else np.inf
+        )
+        _expect_number(
+            tokens,
+            exercise[f"tokens_{key}"],
+            unit=" tokens",
+            wrong=kv_cache_bytes_variants(exercise[f"tokens_{key}"], inverse=True),
+        )
         per_user.append(float(tokens.value))
         longest = int(exercise[f"floor_{key}"])
         for n_tokens, fits in ((longest, True), (longest + 1, False)):
-            got, n_bytes = _bytes(lab, 80, n_kv_heads, 128, n_tokens, batch=4, what=f"4 users of {n_tokens} tokens, {n_kv_heads} KV heads")
-            expect_that(got, (n_bytes <= FREE_NODE) == fits, f"{'at most' if fits else 'more than'} the 180 GB left for the cache", f"{n_bytes / GB:.6g} GB")
-    _expect_number(_derived(got, "exercise 9, tokens per user with 8 KV heads / with 64 KV heads", per_user[1] / per_user[0]), exercise["ratio"])
+            got, n_bytes = _bytes(
+                lab, 80, n_kv_heads, 128, n_tokens, batch=4, what=f"4 users of {n_tokens} tokens, {n_kv_heads} KV heads"
+            )
+            expect_that(
+                got,
+                (n_bytes <= FREE_NODE) == fits,
+                f"{'at most' if fits else 'more than'} the 180 GB left for the cache",
+                f"{n_bytes / GB:.6g} GB",
+            )
+    _expect_number(
+        _derived(got, "exercise 9, tokens per user with 8 KV heads / with 64 KV heads", per_user[1] / per_user[0]),
+        exercise["ratio"],
+    )

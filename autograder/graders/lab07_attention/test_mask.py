@@ -38,7 +38,9 @@ def test_apply_mask(lab: Lab) -> None:
     got = lab.call("apply_mask", scores, mask, text="apply_mask(scores, mask) with scores (2, 5) and causal_mask(2, 5)")
     out = got.array(scores.shape)
     blocked_ok = bool(np.all(out[~mask] <= MASKED))
-    expect_that(got, blocked_ok, "-inf at the masked entries", f"{out[~mask]}", value=out, wrong=cases.wrong("apply_mask_25"))
+    expect_that(
+        got, blocked_ok, "-inf at the masked entries", f"{out[~mask]}", value=out, wrong=cases.wrong("apply_mask_25")
+    )
     kept = np.where(mask, out, 0.0)
     expect_close(got.with_value(kept), np.where(mask, scores, 0.0))
 
@@ -50,7 +52,14 @@ def test_masked_worked_example(lab: Lab) -> None:
     got = lab.probe("causal_attention", Q, K, V, text="attention(Q, K, V, causal_mask(3)) with the worked example")
     output, weights = got.parts("output", "weights")
     w = weights.array((3, 3))
-    expect_that(weights, bool(np.all(w[~core.CAUSAL3] == 0.0)), "weights of exactly 0 above the diagonal", f"{w[~core.CAUSAL3]}", value=w, wrong=cases.wrong("masked_worked", 1))
+    expect_that(
+        weights,
+        bool(np.all(w[~core.CAUSAL3] == 0.0)),
+        "weights of exactly 0 above the diagonal",
+        f"{w[~core.CAUSAL3]}",
+        value=w,
+        wrong=cases.wrong("masked_worked", 1),
+    )
     expect_close(weights, cases.expected("masked_worked", 1), wrong=cases.wrong("masked_worked", 1))
     expect_close(output, cases.expected("masked_worked", 0), wrong=cases.wrong("masked_worked", 0))
 
@@ -58,7 +67,13 @@ def test_masked_worked_example(lab: Lab) -> None:
 @pytest.mark.points(1)
 def test_masked_with_offset(lab: Lab) -> None:
     """Two queries against five keys with causal_mask(2, 5)"""
-    got = lab.probe("causal_attention", core.INPUTS["Q2"], core.INPUTS["K5"], core.INPUTS["V5"], text="attention(Q, K, V, causal_mask(2, 5)) with Q (2, 4), K (5, 4), V (5, 3)")
+    got = lab.probe(
+        "causal_attention",
+        core.INPUTS["Q2"],
+        core.INPUTS["K5"],
+        core.INPUTS["V5"],
+        text="attention(Q, K, V, causal_mask(2, 5)) with Q (2, 4), K (5, 4), V (5, 3)",
+    )
     output, weights = got.parts("output", "weights")
     expect_close(weights, cases.expected("masked_2_5", 1), wrong=cases.wrong("masked_2_5", 1))
     expect_close(output, cases.expected("masked_2_5", 0), wrong=cases.wrong("masked_2_5", 0))
@@ -69,9 +84,15 @@ def test_earlier_outputs_unchanged(lab: Lab) -> None:
     """Appending a token leaves the earlier outputs unchanged under the causal mask"""
     Q6, K6, V6 = core.INPUTS["Q6"], core.INPUTS["K6"], core.INPUTS["V6"]
     full = lab.probe("causal_attention", Q6, K6, V6, text="attention(Q, K, V, causal_mask(6)) with 6 tokens")
-    output, weights = full.parts("output", "weights")
+    output, _weights = full.parts("output", "weights")
     expect_close(output, cases.expected("masked_6", 0), wrong=cases.wrong("masked_6", 0))
-    short = lab.probe("causal_attention", Q6[:5], K6[:5], V6[:5], text="attention(Q, K, V, causal_mask(5)) with the first 5 of those tokens")
+    short = lab.probe(
+        "causal_attention",
+        Q6[:5],
+        K6[:5],
+        V6[:5],
+        text="attention(Q, K, V, causal_mask(5)) with the first 5 of those tokens",
+    )
     first, _ = short.parts("output", "weights")
     expect_close(first, output.array()[:5])
 
@@ -81,9 +102,26 @@ def test_prefix_change(lab: Lab) -> None:
     """prefix_change is 0 with the causal mask and clearly above 0 without it"""
     X, W_Q, W_K, W_V = core.X, core.W_Q, core.W_K, core.W_V
     x_next = np.array([0.3, 0.3, 0.3, 0.5])
-    got = lab.call("prefix_change", X, W_Q, W_K, W_V, x_next, text="prefix_change(X, W_Q, W_K, W_V, x_next) with the worked example and x_next = [0.3, 0.3, 0.3, 0.5]")
+    got = lab.call(
+        "prefix_change",
+        X,
+        W_Q,
+        W_K,
+        W_V,
+        x_next,
+        text="prefix_change(X, W_Q, W_K, W_V, x_next) with the worked example and x_next = [0.3, 0.3, 0.3, 0.5]",
+    )
     change = got.number()
     expect_that(got, change <= 1e-12, "0 (to rounding)", f"{change:.6g}")
-    got = lab.call("prefix_change", X, W_Q, W_K, W_V, x_next, causal=False, text="prefix_change(..., causal=False) with the worked example and x_next = [0.3, 0.3, 0.3, 0.5]")
+    got = lab.call(
+        "prefix_change",
+        X,
+        W_Q,
+        W_K,
+        W_V,
+        x_next,
+        causal=False,
+        text="prefix_change(..., causal=False) with the worked example and x_next = [0.3, 0.3, 0.3, 0.5]",
+    )
     change = got.number()
     expect_that(got, change > 1e-3, "a change clearly above 0 without the mask", f"{change:.6g}")

@@ -39,14 +39,23 @@ def test_route_gates(lab: Lab) -> None:
     _, gates = got.parts("indices", "gates")
     sums = gates.array((6, 2)).sum(axis=-1)
     wrong = cases.wrong("route_public", 1)
-    expect_that(gates, bool(np.allclose(sums, chapter.value("T77-gate"), atol=1e-6)), "gates that sum to 1 for every token", f"sums {np.round(sums, 4)}", value=gates.value, wrong=wrong)
+    expect_that(
+        gates,
+        bool(np.allclose(sums, chapter.value("T77-gate"), atol=1e-6)),
+        "gates that sum to 1 for every token",
+        f"sums {np.round(sums, 4)}",
+        value=gates.value,
+        wrong=wrong,
+    )
     expect_close(gates, cases.expected("route_public", 1), wrong=wrong)
 
 
 @pytest.mark.points(0.5)
 def test_route_batch_axes(lab: Lab) -> None:
     """route keeps leading batch axes: x (2, 3, 4) with k = 3 gives (2, 3, 3)"""
-    got = lab.call("route", moe.INPUTS["x_batch"], W_r, 3, text="route(x, W_r, 3) with x of shape (2, 3, 4) and 5 experts")
+    got = lab.call(
+        "route", moe.INPUTS["x_batch"], W_r, 3, text="route(x, W_r, 3) with x of shape (2, 3, 4) and 5 experts"
+    )
     indices, gates = got.parts("indices", "gates")
     expect_close(indices, cases.expected("route_batch", 0), wrong=cases.wrong("route_batch", 0), rtol=0, atol=0)
     expect_close(gates, cases.expected("route_batch", 1), wrong=cases.wrong("route_batch", 1))
@@ -55,7 +64,10 @@ def test_route_batch_axes(lab: Lab) -> None:
 @pytest.mark.points(1)
 def test_route_ties(lab: Lab) -> None:
     """Equal scores are ranked by expert index, lower index first"""
-    text = "route(x, W_r, 3) with x = I, so the scores are the rows [1, 2, 2, 0, 2], [3, 1, 1, 1, 0], [0.5, 0.5, 0.5, 0.5, 0.5] (ties: lower expert index first)"
+    text = (
+        "route(x, W_r, 3) with x = I, so the scores are the rows [1, 2, 2, 0, 2], [3, 1, 1, 1, 0], "
+        "[0.5, 0.5, 0.5, 0.5, 0.5] (ties: lower expert index first)"
+    )
     got = lab.call("route", moe.TIE_X, moe.TIE_W_r, 3, text=text)
     indices, gates = got.parts("indices", "gates")
     expect_close(indices, moe.TIE_INDICES, wrong=cases.wrong("route_ties", 0), rtol=0, atol=0)
@@ -65,7 +77,9 @@ def test_route_ties(lab: Lab) -> None:
 @pytest.mark.points(1.5)
 def test_moe_layer_output(lab: Lab) -> None:
     """moe_layer gives each token the gate-weighted sum of its k experts' outputs"""
-    got = lab.probe("recorded_moe_layer", X, W_r, A, b, 2, text=f"moe_layer(x, W_r, experts, 2) {PUBLIC} and affine experts")
+    got = lab.probe(
+        "recorded_moe_layer", X, W_r, A, b, 2, text=f"moe_layer(x, W_r, experts, 2) {PUBLIC} and affine experts"
+    )
     output, _, _ = got.parts("output", "rows", "calls")
     expect_close(output, cases.expected("moe_layer_public"), wrong=cases.wrong("moe_layer_public"))
 
@@ -73,7 +87,15 @@ def test_moe_layer_output(lab: Lab) -> None:
 @pytest.mark.points(1.5)
 def test_moe_layer_calls_only_routed_experts(lab: Lab) -> None:
     """Each expert is called with exactly the tokens routed to it"""
-    got = lab.probe("recorded_moe_layer", X, W_r, A, b, 2, text=f"moe_layer(x, W_r, experts, 2) {PUBLIC} and experts that record the rows they receive")
+    got = lab.probe(
+        "recorded_moe_layer",
+        X,
+        W_r,
+        A,
+        b,
+        2,
+        text=f"moe_layer(x, W_r, experts, 2) {PUBLIC} and experts that record the rows they receive",
+    )
     _, rows, _ = got.parts("output", "rows", "calls")
     expect_routed_rows(rows, X, cases.expected("route_public", 0), N_EXPERTS)
 
@@ -82,19 +104,38 @@ def expect_routed_rows(rows: Got, x: np.ndarray, indices: np.ndarray, n_experts:
     """Every expert received the tokens routed to it and no other row."""
     received = rows.value
     if not isinstance(received, list) or len(received) != n_experts:
-        rows.fail(f"the rows each of the {n_experts} experts received", f"{describe(received)} (the experts could not be recorded)")
+        rows.fail(
+            f"the rows each of the {n_experts} experts received",
+            f"{describe(received)} (the experts could not be recorded)",
+        )
     problems = routing_problems(received, x, indices)
     counts = np.array([len(r) for r in received])
-    expect_that(rows, not problems, "each expert to receive only the tokens routed to it", "; ".join(problems[:3]), value=counts, wrong=calls_variants(len(x), n_experts))
+    expect_that(
+        rows,
+        not problems,
+        "each expert to receive only the tokens routed to it",
+        "; ".join(problems[:3]),
+        value=counts,
+        wrong=calls_variants(len(x), n_experts),
+    )
 
 
 @pytest.mark.points(1)
 def test_expert_load(lab: Lab) -> None:
     """expert_load gives each expert's share of the (token, slot) pairs; the shares sum to 1"""
-    got = lab.call("expert_load", moe.LOAD_INDICES, 6, text=f"expert_load(indices, 6) with indices {moe.LOAD_INDICES.tolist()}")
+    got = lab.call(
+        "expert_load", moe.LOAD_INDICES, 6, text=f"expert_load(indices, 6) with indices {moe.LOAD_INDICES.tolist()}"
+    )
     load = got.array((6,)).astype(float)
     wrong = cases.wrong("expert_load_public")
-    expect_that(got, abs(load.sum() - 1.0) < 1e-9, "shares that sum to 1", f"shares that sum to {load.sum():.6g}", value=load, wrong=wrong)
+    expect_that(
+        got,
+        abs(load.sum() - 1.0) < 1e-9,
+        "shares that sum to 1",
+        f"shares that sum to {load.sum():.6g}",
+        value=load,
+        wrong=wrong,
+    )
     expect_close(got, cases.expected("expert_load_public"), wrong=wrong)
 
 
@@ -103,11 +144,25 @@ def test_moe_params(lab: Lab) -> None:
     """moe_params(4096, 32, 8, 2) gives 36.5e9 total and 10.7e9 active; one expert gives the dense 6.4e9"""
     got = lab.call("moe_params", 4096, 32, 8, 2, text="moe_params(4096, 32, 8, 2) (8 experts, top-2)")
     total, active = (as_number(part) for part in got.parts("total", "active"))
-    expect_close(total, chapter.value("T77-total") * 1e9, wrong=cases.wrong("moe_params_mixtral", 0), rtol=0, atol=EXACT)
-    expect_close(active, chapter.value("T77-active") * 1e9, wrong=cases.wrong("moe_params_mixtral", 1), rtol=0, atol=EXACT)
+    expect_close(
+        total, chapter.value("T77-total") * 1e9, wrong=cases.wrong("moe_params_mixtral", 0), rtol=0, atol=EXACT
+    )
+    expect_close(
+        active, chapter.value("T77-active") * 1e9, wrong=cases.wrong("moe_params_mixtral", 1), rtol=0, atol=EXACT
+    )
     got = lab.call("moe_params", 4096, 32, 1, 1, text="moe_params(4096, 32, 1, 1) (a dense model: one expert)")
     for index, part in enumerate(got.parts("total", "active")):
-        expect_close(as_number(part), chapter.value("T77-dense") * 1e9, wrong=cases.wrong("moe_params_dense", index), rtol=0, atol=EXACT)
+        expect_close(
+            as_number(part),
+            chapter.value("T77-dense") * 1e9,
+            wrong=cases.wrong("moe_params_dense", index),
+            rtol=0,
+            atol=EXACT,
+        )
     dense = chapter.value("T77-dense") * 1e9
-    ratios = total.with_value(np.array([total.value / dense, active.value / dense, 100 * active.value / total.value]))  # [total / dense, active / dense, % active]
-    expect_close(ratios, [chapter.value("T77-ratio-total"), chapter.value("T77-ratio-active"), chapter.value("T77-active-pct")])
+    ratios = total.with_value(
+        np.array([total.value / dense, active.value / dense, 100 * active.value / total.value])
+    )  # [total / dense, active / dense, % active]
+    expect_close(
+        ratios, [chapter.value("T77-ratio-total"), chapter.value("T77-ratio-active"), chapter.value("T77-active-pct")]
+    )

@@ -42,28 +42,63 @@ def test_tables_other_widths_and_base(lab: Lab) -> None:
 def test_dot_products_depend_on_offset_only(lab: Lab) -> None:
     """PE_p . PE_(p+k) at d = 64 is the same for every p; its means are the chapter's 32.000000 ... 13.906089"""
     offsets = ", ".join(str(k) for k in pcases.DOT_OFFSETS)
-    got = lab.call("sinusoidal_encoding", pcases.DOT_ROWS, pcases.DOT_WIDTH, text=f"sinusoidal_encoding({pcases.DOT_ROWS}, {pcases.DOT_WIDTH}), PE_p . PE_(p+k) for p = 0..{pcases.DOT_STARTS - 1} and k = {offsets}")
+    got = lab.call(
+        "sinusoidal_encoding",
+        pcases.DOT_ROWS,
+        pcases.DOT_WIDTH,
+        text=f"sinusoidal_encoding({pcases.DOT_ROWS}, {pcases.DOT_WIDTH}), PE_p . PE_(p+k) for p = "
+        f"0..{pcases.DOT_STARTS - 1} and k = {offsets}",
+    )
     table = got.array((pcases.DOT_ROWS, pcases.DOT_WIDTH))
     dots = pcases.dot_products(table)  # (offsets, starts)
     means, spread = dots.mean(axis=1), np.ptp(dots, axis=1)
     worst, bound = int(np.argmax(spread)), limit(table, PE_SPREAD)
     printed = max(chapter.value("T743-PEdot-std-range")["range"])
-    expected = f"the same product for every p (spread over p below {bound:g}; the chapter's table has at most {printed:.1e})"
-    expect_that(got, bool(spread[worst] < bound), expected, f"a spread of {spread[worst]:.3g} at k = {pcases.DOT_OFFSETS[worst]}", value=means, wrong=cases.wrong("pe_dots_64"))
+    expected = (
+        f"the same product for every p (spread over p below {bound:g}; the chapter's table has at most {printed:.1e})"
+    )
+    expect_that(
+        got,
+        bool(spread[worst] < bound),
+        expected,
+        f"a spread of {spread[worst]:.3g} at k = {pcases.DOT_OFFSETS[worst]}",
+        value=means,
+        wrong=cases.wrong("pe_dots_64"),
+    )
     expect_close(got.with_value(means), chapter.value("T743-PEdot-mean"), wrong=cases.wrong("pe_dots_64"))
     at_32, at_16 = chapter.value("T743-nonmono")
     k32, k16 = means[pcases.DOT_OFFSETS.index(32)], means[pcases.DOT_OFFSETS.index(16)]
-    expect_that(got, bool(k32 > k16), f"a larger mean at k = 32 than at k = 16 ({at_32:.6f} > {at_16:.6f})", f"{k32:.6f} and {k16:.6f}")
+    expect_that(
+        got,
+        bool(k32 > k16),
+        f"a larger mean at k = 32 than at k = 16 ({at_32:.6f} > {at_16:.6f})",
+        f"{k32:.6f} and {k16:.6f}",
+    )
 
 
 @pytest.mark.points(1)
 def test_every_vector_has_length_sqrt_half_d(lab: Lab) -> None:
     """Every position vector has length sqrt(d/2): 5.656854 at d = 64, and sqrt(384) in a GPT-2-sized table"""
-    got = lab.call("sinusoidal_encoding", pcases.DOT_STARTS, pcases.DOT_WIDTH, text=f"sinusoidal_encoding({pcases.DOT_STARTS}, {pcases.DOT_WIDTH}), the length of each row")
+    got = lab.call(
+        "sinusoidal_encoding",
+        pcases.DOT_STARTS,
+        pcases.DOT_WIDTH,
+        text=f"sinusoidal_encoding({pcases.DOT_STARTS}, {pcases.DOT_WIDTH}), the length of each row",
+    )
     norms = pcases.row_norms(got.array((pcases.DOT_STARTS, pcases.DOT_WIDTH)))
-    expect_close(got.with_value(norms), np.full(pcases.DOT_STARTS, chapter.value("T743-PEnorm")), wrong=cases.wrong("pe_norms_64"))
+    expect_close(
+        got.with_value(norms),
+        np.full(pcases.DOT_STARTS, chapter.value("T743-PEnorm")),
+        wrong=cases.wrong("pe_norms_64"),
+    )
     entries = int(chapter.value("T744-ctx"))  # GPT-2 learns a 1024 x 768 table of positions; this one is computed
-    got = lab.call("sinusoidal_encoding", 1024, 768, text=f"sinusoidal_encoding(1024, 768) ({entries:,} numbers, the size of GPT-2's learned table), the length of each row")
+    got = lab.call(
+        "sinusoidal_encoding",
+        1024,
+        768,
+        text=f"sinusoidal_encoding(1024, 768) ({entries:,} numbers, the size of GPT-2's learned table), "
+        "the length of each row",
+    )
     table = got.array((1024, 768))
     expect_close(got.with_value(pcases.row_norms(table)), np.full(1024, np.sqrt(768 / 2)))
 
@@ -71,16 +106,32 @@ def test_every_vector_has_length_sqrt_half_d(lab: Lab) -> None:
 @pytest.mark.points(1)
 def test_rope_values(lab: Lab) -> None:
     """rope turns each pair (2i, 2i+1) counterclockwise by position * base**(-2i/d)"""
-    got = lab.call("rope", np.array([[1.0, 0.0]]), np.array([np.pi / 2]), text="rope(x, positions) with x = [[1, 0]] at position pi/2 (d = 2: one pair, angle pi/2)")
+    got = lab.call(
+        "rope",
+        np.array([[1.0, 0.0]]),
+        np.array([np.pi / 2]),
+        text="rope(x, positions) with x = [[1, 0]] at position pi/2 (d = 2: one pair, angle pi/2)",
+    )
     expect_close(got, [[0.0, 1.0]], wrong={"rope_wrong_direction": np.array([[0.0, -1.0]])})
     x = pcases.INPUTS["x48"]
     got = lab.call("rope", x, np.arange(4), text="rope(x, positions) with x of shape (4, 8) and positions [0, 1, 2, 3]")
     expect_close(got, cases.expected("rope_4_8"), wrong=cases.wrong("rope_4_8"))
     x = pcases.INPUTS["x258"]
-    got = lab.call("rope", x, np.arange(3, 8), text="rope(x, positions) with x of shape (2, 5, 8) (a batch axis) and positions [3, 4, 5, 6, 7]")
+    got = lab.call(
+        "rope",
+        x,
+        np.arange(3, 8),
+        text="rope(x, positions) with x of shape (2, 5, 8) (a batch axis) and positions [3, 4, 5, 6, 7]",
+    )
     expect_close(got, cases.expected("rope_batch"), wrong=cases.wrong("rope_batch"))
     x = pcases.INPUTS["x36"]
-    got = lab.call("rope", x, np.array([0, 5, 40]), base=100.0, text="rope(x, positions, base=100.0) with x of shape (3, 6) and positions [0, 5, 40]")
+    got = lab.call(
+        "rope",
+        x,
+        np.array([0, 5, 40]),
+        base=100.0,
+        text="rope(x, positions, base=100.0) with x of shape (3, 6) and positions [0, 5, 40]",
+    )
     expect_close(got, cases.expected("rope_base100"), wrong=cases.wrong("rope_base100"))
 
 
@@ -88,7 +139,12 @@ def test_rope_values(lab: Lab) -> None:
 def test_rope_keeps_lengths(lab: Lab) -> None:
     """rope is a rotation: every vector keeps its length, at positions up to 5000"""
     x, positions = pcases.INPUTS["x616"], pcases.NORM_POSITIONS
-    got = lab.call("rope", x, positions, text=f"rope(x, positions) with x of shape {x.shape} and positions {positions.tolist()}, the length of each row")
+    got = lab.call(
+        "rope",
+        x,
+        positions,
+        text=f"rope(x, positions) with x of shape {x.shape} and positions {positions.tolist()}, the length of each row",
+    )
     rotated = got.array(x.shape)
     expect_close(got.with_value(pcases.row_norms(rotated)), pcases.row_norms(x), wrong=cases.wrong("rope_norms"))
 
@@ -98,15 +154,32 @@ def test_rope_score_depends_on_offset_only(lab: Lab) -> None:
     """The score of a fixed q and k depends only on their offset, wherever they start (0, 100, 1000, 5000)"""
     shifts = ", ".join(chapter.value("T745-rope")["example_seed0_scores"])  # the chapter's offsets
     starts = ", ".join(str(m) for m in pcases.ROPE_STARTS)
-    got = lab.call("rope", pcases.ROPE_PAIR_X, pcases.ROPE_PAIR_POSITIONS, text=f"rope(x, positions) with a fixed q and k (d = 64): k at m = {starts}, q at m + {{{shifts}}}; raw scores q . k")
+    got = lab.call(
+        "rope",
+        pcases.ROPE_PAIR_X,
+        pcases.ROPE_PAIR_POSITIONS,
+        text=f"rope(x, positions) with a fixed q and k (d = 64): k at m = {starts}, q at m + "
+        f"{{{shifts}}}; raw scores q . k",
+    )
     rotated = got.array(pcases.ROPE_PAIR_X.shape)
     scores = pcases.pair_scores(rotated)  # (starts, shifts)
     spread = np.ptp(scores, axis=0)
     worst, bound = int(np.argmax(spread)), limit(rotated, ROPE_SPREAD)
     expected = f"the same score at every start for each offset (spread below {bound:g})"
-    expect_that(got, bool(spread[worst] < bound), expected, f"a spread of {spread[worst]:.3g} at offset {pcases.ROPE_SHIFTS[worst]}", value=scores, wrong=cases.wrong("rope_scores"))
+    expect_that(
+        got,
+        bool(spread[worst] < bound),
+        expected,
+        f"a spread of {spread[worst]:.3g} at offset {pcases.ROPE_SHIFTS[worst]}",
+        value=scores,
+        wrong=cases.wrong("rope_scores"),
+    )
     unrotated = pcases.ROPE_Q @ pcases.ROPE_K
-    expect_close(got.with_value(scores[:, 0]), np.full(len(pcases.ROPE_STARTS), unrotated), wrong={m: s[:, 0] for m, s in cases.wrong("rope_scores").items()})
+    expect_close(
+        got.with_value(scores[:, 0]),
+        np.full(len(pcases.ROPE_STARTS), unrotated),
+        wrong={m: s[:, 0] for m, s in cases.wrong("rope_scores").items()},
+    )
 
 
 @pytest.mark.points(1)
@@ -127,9 +200,19 @@ def test_alibi_bias(lab: Lab) -> None:
     row = bias[2]  # the third token: its key two tokens back has penalty 1, so its weight is divided by e
     penalty_and_factor = np.array([-row[0], np.exp(row[2] - row[0])])
     expect_close(got.with_value(penalty_and_factor), chapter.value("T746-e"))
-    got = lab.call("alibi_bias", 257, 1 / 256, text="alibi_bias(257, 1/256), the penalty of the last token against each earlier key")
+    got = lab.call(
+        "alibi_bias",
+        257,
+        1 / 256,
+        text="alibi_bias(257, 1/256), the penalty of the last token against each earlier key",
+    )
     penalties = -got.array((257, 257))[256, ::-1]  # by distance 0 .. 256
     reached = np.flatnonzero(penalties >= 1 - 1e-6)
     distance = int(reached[0]) if reached.size else None
     needed = int(chapter.value("T746-256"))
-    expect_that(got, distance == needed, f"a penalty of 1 first at distance {needed}", f"first at distance {distance}" if distance is not None else "no penalty of 1 within 256 tokens")
+    expect_that(
+        got,
+        distance == needed,
+        f"a penalty of 1 first at distance {needed}",
+        f"first at distance {distance}" if distance is not None else "no penalty of 1 within 256 tokens",
+    )

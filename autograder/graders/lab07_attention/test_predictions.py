@@ -11,7 +11,7 @@ expected, and neither reveals the value.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import pytest
 
@@ -32,7 +32,10 @@ def check_prediction(lab: Lab, question: Question) -> None:
     if status == "no_dict":
         got.fail("a dict PREDICTIONS with one entry per question", detail)
     if status == "missing":
-        got.fail(f'an entry "{question.id}" in PREDICTIONS (keep every key of the stub)', f"no such entry (the keys are: {detail})")
+        got.fail(
+            f'an entry "{question.id}" in PREDICTIONS (keep every key of the stub)',
+            f"no such entry (the keys are: {detail})",
+        )
     if status == "not_plain":
         got.fail(f"your prediction as a plain literal ({question.answer})", detail)
     if answer is None:

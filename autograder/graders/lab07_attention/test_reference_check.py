@@ -18,7 +18,6 @@ from autograder.checks.reference_check import agrees_with_torch, names_a_kernel,
 pytestmark = pytest.mark.step("reference_check")
 
 
-
 def _inputs() -> dict[str, tuple]:
     rng = np.random.default_rng(20260708)  # public, fixed: hidden checks draw their own
 
@@ -63,7 +62,11 @@ def test_reports_the_real_difference(lab: Lab) -> None:
     Q, K, V, mask = INPUTS["shifted"]
     shift = np.zeros(Q.shape[:-1] + V.shape[-1:])
     shift[1, 2, 4], shift[0, 0, 0] = 0.25, -0.125
-    text = "compare_with_torch(Q, K, V, mask) with Q (2, 4, 3), K (2, 5, 3), V (2, 5, 6), causal_mask(4, 5), while scaling.attention returns its output plus 0.25 at [1, 2, 4] and -0.125 at [0, 0, 0]"
+    text = (
+        "compare_with_torch(Q, K, V, mask) with Q (2, 4, 3), K (2, 5, 3), V (2, 5, 6), "
+        "causal_mask(4, 5), while scaling.attention returns its output plus 0.25 at [1, 2, 4] and "
+        "-0.125 at [0, 0, 0]"
+    )
     reports_known_error(lab, Q, K, V, mask, shift, text)
 
 
@@ -72,5 +75,7 @@ def test_backend_named(lab: Lab) -> None:
     """The backend names a kernel that can run the inputs (on CPU: "flash" or "math" for 4-d, "math" for 2-d)"""
     for name in ("2d", "4d", "causal_4d"):
         Q, K, V, mask = INPUTS[name]
-        got = lab.call("compare_with_torch", Q, K, V, mask, text=f"compare_with_torch(Q, K, V, mask) with {DESCRIBE[name]}")
+        got = lab.call(
+            "compare_with_torch", Q, K, V, mask, text=f"compare_with_torch(Q, K, V, mask) with {DESCRIBE[name]}"
+        )
         names_a_kernel(got.parts("max_abs_diff", "backend")[1], Q, K, V, mask)

@@ -66,7 +66,13 @@ def test_without_projections(lab: Lab) -> None:
     _, weights = got.parts("output", "weights")
     expect_close(weights, chapter.value("T712-noproj-full"))
     expect_close(weights.with_value(weights.array()[2]), chapter.value("T712-noproj-icti"))
-    got = lab.call("attention", np.array([[1.0], [2.0]]), np.array([[1.0], [2.0]]), np.eye(2), text="attention(Q, K, V) with Q = K = [[1], [2]] (d_k = 1), V = I")
+    got = lab.call(
+        "attention",
+        np.array([[1.0], [2.0]]),
+        np.array([[1.0], [2.0]]),
+        np.eye(2),
+        text="attention(Q, K, V) with Q = K = [[1], [2]] (d_k = 1), V = I",
+    )
     _, weights = got.parts("output", "weights")
     expect_close(weights, chapter.value("T712-dk1-A"))
 
@@ -75,29 +81,51 @@ def test_without_projections(lab: Lab) -> None:
 def test_one_head_with_gradients_example(lab: Lab) -> None:
     """The two-token head of the gradients section: A and O"""
     Q2, K2, V2 = (chapter.inputs(n) for n in ("RU_Q", "RU_K", "RU_V"))
-    got = lab.call("attention", Q2, K2, V2, text="attention(Q, K, V) with Q = [[0, 3], [2, -1]], K = [[3, 0], [-1, 2]], V = [[3, -3], [1, 3]]")
+    got = lab.call(
+        "attention",
+        Q2,
+        K2,
+        V2,
+        text="attention(Q, K, V) with Q = [[0, 3], [2, -1]], K = [[3, 0], [-1, 2]], V = [[3, -3], [1, 3]]",
+    )
     output, weights = got.parts("output", "weights")
     expect_close(weights, chapter.value("RU-A"))
     expect_close(output, chapter.value("RU-O"))
     expect_close(lab.call("scores", Q2, K2, text="scores(Q, K) with the same Q and K"), chapter.value("RU-QKT"))
-    expect_close(lab.call("scaled_scores", Q2, K2, text="scaled_scores(Q, K) with the same Q and K"), chapter.value("RU-scaled"))
-    got = lab.call("attention", np.array([[1.0, 0.0]]), np.eye(2), np.eye(2), text="attention(q, K, V) with q = [1, 0], K = V = I (d_k = 2)")
+    expect_close(
+        lab.call("scaled_scores", Q2, K2, text="scaled_scores(Q, K) with the same Q and K"), chapter.value("RU-scaled")
+    )
+    got = lab.call(
+        "attention",
+        np.array([[1.0, 0.0]]),
+        np.eye(2),
+        np.eye(2),
+        text="attention(q, K, V) with q = [1, 0], K = V = I (d_k = 2)",
+    )
     _, weights = got.parts("output", "weights")
     p = chapter.value("RU-p-scaled")
-    expect_close(weights, [[p, 1 - p]], wrong={"missing_scale": np.array([[chapter.value("RU-p-unscaled"), 1 - chapter.value("RU-p-unscaled")]])})
+    expect_close(
+        weights,
+        [[p, 1 - p]],
+        wrong={"missing_scale": np.array([[chapter.value("RU-p-unscaled"), 1 - chapter.value("RU-p-unscaled")]])},
+    )
 
 
 @pytest.mark.points(1)
 def test_batch_axes_and_wider_values(lab: Lab) -> None:
     """Batch axes are kept and d_v may differ from d_k"""
     Qb, Kb, Vb = core.INPUTS["Qb"], core.INPUTS["Kb"], core.INPUTS["Vb"]
-    got = lab.call("attention", Qb, Kb, Vb, text="attention(Q, K, V) with Q (2, 3, 4, 5), K (2, 3, 6, 5), V (2, 3, 6, 7)")
+    got = lab.call(
+        "attention", Qb, Kb, Vb, text="attention(Q, K, V) with Q (2, 3, 4, 5), K (2, 3, 6, 5), V (2, 3, 6, 7)"
+    )
     output, weights = got.parts("output", "weights")
     expect_close(weights, cases.expected("attention_batch", 1), wrong=cases.wrong("attention_batch", 1))
     expect_close(output, cases.expected("attention_batch", 0), wrong=cases.wrong("attention_batch", 0))
     rng = np.random.default_rng(7)
     q, k, v = rng.normal(size=(4, 7, 3)), rng.normal(size=(4, 7, 3)), rng.normal(size=(4, 7, 5))
-    got = lab.call("attention", q, k, v, text="attention(Q, K, V) with Q, K of shape (4, 7, 3) and V of shape (4, 7, 5)")
+    got = lab.call(
+        "attention", q, k, v, text="attention(Q, K, V) with Q, K of shape (4, 7, 3) and V of shape (4, 7, 5)"
+    )
     output, _ = got.parts("output", "weights")
     output.array((4, 7, 5))
 
@@ -108,19 +136,37 @@ def test_typical_score_size(lab: Lab) -> None:
     rng = np.random.default_rng(64)
     for width, typical in zip((64, 256), chapter.value("ACT-typical")):  # sqrt(64) = chapter.value("ACT-sqrt64")
         q, k = rng.normal(size=(300, width)), rng.normal(size=(300, width))
-        got = lab.call("scores", q, k, text=f"scores(Q, K) with 300 random queries and keys of width {width}, entries N(0, 1)")
+        got = lab.call(
+            "scores", q, k, text=f"scores(Q, K) with 300 random queries and keys of width {width}, entries N(0, 1)"
+        )
         spread = float(np.std(got.array((300, 300))))
-        expect_that(got, abs(spread / typical - 1) < 0.03, f"a standard deviation near sqrt({width}) = {typical:g}", f"{spread:.4g}")
+        expect_that(
+            got,
+            abs(spread / typical - 1) < 0.03,
+            f"a standard deviation near sqrt({width}) = {typical:g}",
+            f"{spread:.4g}",
+        )
     unit_q, unit_k = (v / np.linalg.norm(v, axis=1, keepdims=True) for v in rng.normal(size=(2, 300, 64)))
     got = lab.call("scores", unit_q, unit_k, text="scores(Q, K) with 300 random unit vectors of width 64")
     spread, expected = float(np.std(got.array((300, 300)))), chapter.value("ACT-unitvec")  # about 1/sqrt(64)
-    expect_that(got, abs(spread / expected - 1) < 0.03, f"a standard deviation near 1/sqrt(64) = {expected:.3g} (unit vectors: 1/sqrt(d), not sqrt(d))", f"{spread:.4g}")
+    expect_that(
+        got,
+        abs(spread / expected - 1) < 0.03,
+        f"a standard deviation near 1/sqrt(64) = {expected:.3g} (unit vectors: 1/sqrt(d), not sqrt(d))",
+        f"{spread:.4g}",
+    )
 
 
 @pytest.mark.points(1)
 def test_single_token(lab: Lab) -> None:
     """A single token attends to itself with weight 1 and returns its value [5, -2]"""
-    got = lab.call("attention", np.array([[0.3, -1.2]]), np.array([[2.0, 0.7]]), np.array([[5.0, -2.0]]), text="attention(q, k, v) with one token, v = [5, -2]")
+    got = lab.call(
+        "attention",
+        np.array([[0.3, -1.2]]),
+        np.array([[2.0, 0.7]]),
+        np.array([[5.0, -2.0]]),
+        text="attention(q, k, v) with one token, v = [5, -2]",
+    )
     output, weights = got.parts("output", "weights")
     expect_close(weights, [[1.0]])
     expect_close(output, [[5.0, -2.0]])
@@ -129,18 +175,36 @@ def test_single_token(lab: Lab) -> None:
 @pytest.mark.points(0.5)
 def test_empty_batch(lab: Lab) -> None:
     """An empty batch gives empty results of the right shapes"""
-    got = lab.call("attention", np.zeros((0, 2, 3)), np.zeros((0, 2, 3)), np.zeros((0, 2, 3)), text="attention(Q, K, V) with an empty batch, shapes (0, 2, 3)")
+    got = lab.call(
+        "attention",
+        np.zeros((0, 2, 3)),
+        np.zeros((0, 2, 3)),
+        np.zeros((0, 2, 3)),
+        text="attention(Q, K, V) with an empty batch, shapes (0, 2, 3)",
+    )
     output, weights = got.parts("output", "weights")
     output.array((0, 2, 3))
     weights.array((0, 2, 2))
 
 
 BAD_SHAPES = {
-    "rank below 2": ((np.ones(3), np.ones((2, 3)), np.ones((2, 3))), ("rank", "dimension", "ndim", "2-d", "2d", "at least 2", "axes", "matrix", "matrices")),
+    "rank below 2": (
+        (np.ones(3), np.ones((2, 3)), np.ones((2, 3))),
+        ("rank", "dimension", "ndim", "2-d", "2d", "at least 2", "axes", "matrix", "matrices"),
+    ),
     "batch axes that differ": ((np.ones((2, 3, 4)), np.ones((3, 3, 4)), np.ones((3, 3, 4))), ("batch",)),
-    "K and V token counts that differ": ((np.ones((3, 4)), np.ones((5, 4)), np.ones((6, 4))), ("token", "n_k", "count", "length", "rows", "number of keys", "number of values")),
-    "Q and K widths that differ": ((np.ones((3, 4)), np.ones((3, 5)), np.ones((3, 5))), ("width", "d_k", "feature", "last axis", "last dim", "column", "dimension")),
-    "zero key tokens": ((np.ones((3, 4)), np.ones((0, 4)), np.ones((0, 4))), ("zero", "empty", "no key", "at least one", "n_k")),
+    "K and V token counts that differ": (
+        (np.ones((3, 4)), np.ones((5, 4)), np.ones((6, 4))),
+        ("token", "n_k", "count", "length", "rows", "number of keys", "number of values"),
+    ),
+    "Q and K widths that differ": (
+        (np.ones((3, 4)), np.ones((3, 5)), np.ones((3, 5))),
+        ("width", "d_k", "feature", "last axis", "last dim", "column", "dimension"),
+    ),
+    "zero key tokens": (
+        (np.ones((3, 4)), np.ones((0, 4)), np.ones((0, 4))),
+        ("zero", "empty", "no key", "at least one", "n_k"),
+    ),
 }
 
 
@@ -149,4 +213,12 @@ BAD_SHAPES = {
 def test_bad_shapes_raise(lab: Lab, problem: str) -> None:
     """Bad shapes raise ValueError naming the problem"""
     (q, k, v), keywords = BAD_SHAPES[problem]
-    lab.raises("attention", q, k, v, text=f"attention(Q, K, V) with {problem}: Q {q.shape}, K {k.shape}, V {v.shape}", keywords=keywords, problem=problem)
+    lab.raises(
+        "attention",
+        q,
+        k,
+        v,
+        text=f"attention(Q, K, V) with {problem}: Q {q.shape}, K {k.shape}, V {v.shape}",
+        keywords=keywords,
+        problem=problem,
+    )

@@ -15,7 +15,9 @@ pytestmark = pytest.mark.step("softmax")
 @pytest.mark.points(2)
 def test_worked_example(lab: Lab) -> None:
     """Softmax of the worked example's scaled scores gives the chapter's attention matrix"""
-    got = lab.call("softmax", chapter.value("T72-scaled"), text="softmax(x) with x the worked example's scaled scores (3 x 3)")
+    got = lab.call(
+        "softmax", chapter.value("T72-scaled"), text="softmax(x) with x the worked example's scaled scores (3 x 3)"
+    )
     expect_close(got, chapter.value("T72-A"), wrong=cases.wrong("softmax_worked"))
 
 
@@ -24,7 +26,9 @@ def test_small_examples(lab: Lab) -> None:
     """The d_k = 1 example and the [1, 0] example give 0.731 / 0.119 and 0.731059"""
     got = lab.call("softmax", np.array([[1.0, 2.0], [2.0, 4.0]]), text="softmax(x) with x = [[1, 2], [2, 4]] (d_k = 1)")
     weights = expect_close(got, chapter.value("T712-dk1-A"))
-    expect_that(got, abs(weights[0, 1] - chapter.value("T712-dk1-offdiag")[0]) < 1e-4, "0.731 at [0, 1]", f"{weights[0, 1]:.6g}")
+    expect_that(
+        got, abs(weights[0, 1] - chapter.value("T712-dk1-offdiag")[0]) < 1e-4, "0.731 at [0, 1]", f"{weights[0, 1]:.6g}"
+    )
     got = lab.call("softmax", np.array([1.0, 0.0]), text="softmax(x) with x = [1, 0]")
     expect_close(got, [chapter.value("RU-p-unscaled"), 1 - chapter.value("RU-p-unscaled")])
 
@@ -38,7 +42,14 @@ def test_rows_sum_to_one(lab: Lab) -> None:
     got = lab.call("softmax", x, 0, text="softmax(x, axis=0) with x of shape (2, 3, 5)")
     weights = got.array(x.shape)
     sums = weights.sum(axis=0)
-    expect_that(got, bool(np.allclose(sums, 1.0, atol=1e-6)), "slices along axis 0 that sum to 1", f"sums from {sums.min():.4g} to {sums.max():.4g}", value=weights, wrong=cases.wrong("softmax_batch_axis0"))
+    expect_that(
+        got,
+        bool(np.allclose(sums, 1.0, atol=1e-6)),
+        "slices along axis 0 that sum to 1",
+        f"sums from {sums.min():.4g} to {sums.max():.4g}",
+        value=weights,
+        wrong=cases.wrong("softmax_batch_axis0"),
+    )
     expect_close(got, cases.expected("softmax_batch_axis0"), wrong=cases.wrong("softmax_batch_axis0"))
 
 
@@ -48,7 +59,14 @@ def test_large_scores_are_stable(lab: Lab) -> None:
     x = core.INPUTS["x_batch"] + 1000.0
     got = lab.call("softmax", x, text="softmax(x + 1000) with x of shape (2, 3, 5)")
     weights = got.array(x.shape)
-    expect_that(got, bool(np.isfinite(weights).all()), "finite weights", f"{int(np.sum(~np.isfinite(weights)))} entries that are inf or NaN", value=weights, wrong=cases.wrong("softmax_large"))
+    expect_that(
+        got,
+        bool(np.isfinite(weights).all()),
+        "finite weights",
+        f"{int(np.sum(~np.isfinite(weights)))} entries that are inf or NaN",
+        value=weights,
+        wrong=cases.wrong("softmax_large"),
+    )
     expect_close(got, cases.expected("softmax_large"), wrong=cases.wrong("softmax_large"))
 
 

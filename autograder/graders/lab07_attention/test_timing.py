@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 
 from autograder import cases
-from autograder.checking import Got, Lab, expect_close, expect_that
 from autograder.cases import timing as timing_cases
+from autograder.checking import Got, Lab, expect_close, expect_that
 from autograder.sandbox.client import StudentCallError
 from autograder.timing import analysis, explain, report
 from autograder.timing.calibration import (
@@ -78,7 +78,9 @@ def _about(lab: Lab, what: str, value: Any = None) -> Got:
 def _in_window(lab: Lab, what: str, value: float, window: tuple[float, float], low_story: str, high_story: str) -> None:
     low, high = window
     story = low_story if value < low else high_story if value > high else ""
-    expect_that(_about(lab, what, value), low <= value <= high, f"a value from {low:g} to {high:g}", f"{value:.3g}{story}")
+    expect_that(
+        _about(lab, what, value), low <= value <= high, f"a value from {low:g} to {high:g}", f"{value:.3g}{story}"
+    )
 
 
 def _device_words(data: TimingReport) -> str:
@@ -97,14 +99,22 @@ def test_report_schema(lab: Lab, found: TimingReport | ReportError) -> None:
     expect_that(
         _about(lab, "attention.fit and attention.ns"),
         attention.fit == sweep.fit and reported == kit_ns and attention.d == sweep.d,
-        f"the kit's sweep on {device_class(device)}: d = {sweep.d}, slopes fitted over n = {', '.join(map(str, kit_ns))}",
-        f"d = {attention.d}, fitted over n = {', '.join(map(str, reported))} (run `attnlab timing`; do not edit the sweep)",
+        f"the kit's sweep on {device_class(device)}: d = {sweep.d}, slopes fitted over n = "
+        f"{', '.join(map(str, kit_ns))}",
+        f"d = {attention.d}, fitted over n = {', '.join(map(str, reported))} (run `attnlab timing`; "
+        "do not edit the sweep)",
     )
-    shape = {"n_tokens": decoding.n_tokens, "d_model": decoding.d_model, "n_layers": decoding.n_layers, "n_heads": decoding.n_heads}
+    shape = {
+        "n_tokens": decoding.n_tokens,
+        "d_model": decoding.d_model,
+        "n_layers": decoding.n_layers,
+        "n_heads": decoding.n_heads,
+    }
     expect_that(
         _about(lab, "decoding"),
         shape == KIT_DECODER and decoding.fit == sweep.decode_fit and decoding.block == sweep.block,
-        f"the kit's decoder and fit: {KIT_DECODER}, tokens {sweep.decode_fit[0]}..{sweep.decode_fit[1]} in blocks of {sweep.block}",
+        f"the kit's decoder and fit: {KIT_DECODER}, tokens "
+        f"{sweep.decode_fit[0]}..{sweep.decode_fit[1]} in blocks of {sweep.block}",
         f"{shape}, tokens {decoding.fit[0]}..{decoding.fit[1]} in blocks of {decoding.block}",
     )
     slowest = max(float(s.maximum.max()) for s in attention.series.values())
@@ -113,7 +123,8 @@ def test_report_schema(lab: Lab, found: TimingReport | ReportError) -> None:
         _about(lab, "times"),
         slowest <= MAX_SECONDS_PER_PASS and per_token <= MAX_SECONDS_PER_PASS,
         f"seconds (at most {MAX_SECONDS_PER_PASS:g} for one forward pass or one token)",
-        f"up to {slowest:.4g} per pass and {per_token:.4g} per token: are these milliseconds? time_attention and time_decoding return seconds",
+        f"up to {slowest:.4g} per pass and {per_token:.4g} per token: are these milliseconds? "
+        "time_attention and time_decoding return seconds",
     )
 
 
@@ -126,13 +137,23 @@ def test_report_consistency(lab: Lab, found: TimingReport | ReportError) -> None
     for name, series in attention.series.items():
         medians = np.array([np.median(t) for t in series.seconds])
         low, high = np.array([min(t) for t in series.seconds]), np.array([max(t) for t in series.seconds])
-        same = np.allclose(series.median, medians, rtol=1e-9, atol=0) and np.array_equal(series.minimum, low) and np.array_equal(series.maximum, high)
-        expect_that(_about(lab, f"attention.series.{name}"), same, "median, min and max of the reported repeats", "values that differ from the repeats' median, min or max")
+        same = (
+            np.allclose(series.median, medians, rtol=1e-9, atol=0)
+            and np.array_equal(series.minimum, low)
+            and np.array_equal(series.maximum, high)
+        )
+        expect_that(
+            _about(lab, f"attention.series.{name}"),
+            same,
+            "median, min and max of the reported repeats",
+            "values that differ from the repeats' median, min or max",
+        )
         fitted = analysis.attention_slope(attention, name)
         expect_that(
             _about(lab, f"the {name} slope over {fit}"),
             abs(series.slope - fitted) <= SLOPE_TOLERANCE,
-            f"the least-squares slope of log t on log n of the reported medians, {fitted:.3f} (within {SLOPE_TOLERANCE:g})",
+            f"the least-squares slope of log t on log n of the reported medians, {fitted:.3f} (within "
+            f"{SLOPE_TOLERANCE:g})",
             f"{series.slope:.3f} (the report's slopes come from your loglog_slope)",
         )
     for label, run in (("without_cache", decoding.without_cache), ("with_cache", decoding.with_cache)):
@@ -140,14 +161,16 @@ def test_report_consistency(lab: Lab, found: TimingReport | ReportError) -> None
         expect_that(
             _about(lab, f"decoding.{label}.slope over tokens {decoding.fit[0]}..{decoding.fit[1]}"),
             abs(run.slope - fitted) <= SLOPE_TOLERANCE,
-            f"the least-squares slope of the medians of the reported per-token seconds in blocks of {decoding.block}, {fitted:.3f} (within {SLOPE_TOLERANCE:g})",
+            "the least-squares slope of the medians of the reported per-token seconds in blocks of "
+            f"{decoding.block}, {fitted:.3f} (within {SLOPE_TOLERANCE:g})",
             f"{run.slope:.3f}",
         )
     last, total = analysis.speedups(decoding.without_cache.seconds, decoding.with_cache.seconds, decoding.block)
     expect_that(
         _about(lab, "decoding.speedup_last and speedup_total"),
         np.isclose(decoding.speedup_last, last, rtol=1e-6) and np.isclose(decoding.speedup_total, total, rtol=1e-6),
-        f"the speed-ups of the reported latencies, {last:.4g} at the last {decoding.block} tokens and {total:.4g} in total",
+        f"the speed-ups of the reported latencies, {last:.4g} at the last {decoding.block} tokens "
+        f"and {total:.4g} in total",
         f"{decoding.speedup_last:.4g} and {decoding.speedup_total:.4g}",
     )
 
@@ -171,8 +194,22 @@ def test_attention_slopes(lab: Lab, found: TimingReport | ReportError) -> None:
     windows, attention = windows_for(data.environment.device), data.attention
     fit = f"n = {attention.fit[0]}..{attention.fit[1]} on {_device_words(data)}"
     if windows.calibrated:
-        _in_window(lab, f"the naive head's slope over {fit}", attention.series["naive"].slope, windows.naive_slope, explain.NAIVE_LOW, explain.NAIVE_HIGH)
-        _in_window(lab, f"SDPA's slope over {fit}", attention.series["sdpa"].slope, windows.sdpa_slope, explain.SDPA_LOW, explain.SDPA_HIGH)
+        _in_window(
+            lab,
+            f"the naive head's slope over {fit}",
+            attention.series["naive"].slope,
+            windows.naive_slope,
+            explain.NAIVE_LOW,
+            explain.NAIVE_HIGH,
+        )
+        _in_window(
+            lab,
+            f"SDPA's slope over {fit}",
+            attention.series["sdpa"].slope,
+            windows.sdpa_slope,
+            explain.SDPA_LOW,
+            explain.SDPA_HIGH,
+        )
         return
     for name in ("naive", "sdpa"):  # trends only until the windows are calibrated
         median = attention.series[name].median[attention.in_fit]
@@ -193,7 +230,14 @@ def test_causal_and_naive_over_sdpa(lab: Lab, found: TimingReport | ReportError)
     ratio = float(analysis.naive_over_sdpa(attention)[-1])
     largest = int(attention.ns[-1])
     if windows.calibrated:
-        _in_window(lab, f"the causal naive head's slope over {fit}", attention.series["causal_naive"].slope, windows.causal_slope, explain.CAUSAL_OFF, explain.CAUSAL_OFF)
+        _in_window(
+            lab,
+            f"the causal naive head's slope over {fit}",
+            attention.series["causal_naive"].slope,
+            windows.causal_slope,
+            explain.CAUSAL_OFF,
+            explain.CAUSAL_OFF,
+        )
         minimum = windows.naive_over_sdpa_min
     else:
         minimum = 1.0  # a trend: the naive head is not faster than SDPA at the largest n
@@ -240,7 +284,10 @@ def test_decoding_tokens(lab: Lab, found: TimingReport | ReportError) -> None:
         _about(lab, f"the {len(without)} tokens of decoding.without_cache and decoding.with_cache"),
         first is None,
         "the same tokens from both runs",
-        "different tokens" if first is None else f"a first difference at token {first + 1}: {without[first]} without the cache, {with_cache[first]} with it{explain.TOKENS_DIFFER}",
+        "different tokens"
+        if first is None
+        else f"a first difference at token {first + 1}: {without[first]} without the cache, "
+        f"{with_cache[first]} with it{explain.TOKENS_DIFFER}",
     )
 
 
@@ -252,13 +299,30 @@ def test_decoding_latency(lab: Lab, found: TimingReport | ReportError) -> None:
     where = f"tokens {decoding.fit[0]}..{decoding.fit[1]} on {_device_words(data)}"
     without, cached = decoding.without_cache.slope, decoding.with_cache.slope
     if not windows.calibrated:
-        return  # consistency only until the GPU windows are calibrated (a launch-bound GPU runs both about equally fast)
+        # consistency only until the GPU windows are calibrated (a launch-bound GPU runs both about equally fast)
+        return
     if decoding.speedup_total < CACHE_UNUSED_SPEEDUP:
         _about(lab, "decoding with and without the cache").fail(
-            "a run with the cache much faster than the one without", f"a total speed-up of {decoding.speedup_total:.2f}x and slopes {without:.2f} and {cached:.2f}", "cache_unused"
+            "a run with the cache much faster than the one without",
+            f"a total speed-up of {decoding.speedup_total:.2f}x and slopes {without:.2f} and {cached:.2f}",
+            "cache_unused",
         )
-    _in_window(lab, f"the per-token slope without the cache over {where}", without, windows.no_cache_slope, explain.NO_CACHE_OFF, explain.NO_CACHE_OFF)
-    _in_window(lab, f"the per-token slope with the cache over {where}", cached, windows.cache_slope, explain.CACHE_OFF, explain.CACHE_OFF)
+    _in_window(
+        lab,
+        f"the per-token slope without the cache over {where}",
+        without,
+        windows.no_cache_slope,
+        explain.NO_CACHE_OFF,
+        explain.NO_CACHE_OFF,
+    )
+    _in_window(
+        lab,
+        f"the per-token slope with the cache over {where}",
+        cached,
+        windows.cache_slope,
+        explain.CACHE_OFF,
+        explain.CACHE_OFF,
+    )
     expect_that(
         _about(lab, "the slope without the cache minus the slope with it"),
         without - cached >= windows.slope_gap_min,
@@ -319,19 +383,32 @@ def test_remeasurement(lab: Lab, found: TimingReport | ReportError, grading_devi
     attention, decoding = data.attention, data.decoding
     n, largest = int(attention.ns[-1]), len(attention.ns) - 1
     for kind, name in (("naive", "naive"), ("sdpa", "sdpa")):
-        text = f"time_attention({n}, d={attention.d}, device={device!r}, repeats={REMEASURE_REPEATS}, kind={kind!r}) (re-measured now)"
+        text = (
+            f"time_attention({n}, d={attention.d}, device={device!r}, repeats={REMEASURE_REPEATS}, "
+            f"kind={kind!r}) (re-measured now)"
+        )
         got = lab.call("time_attention", n, attention.d, device, REMEASURE_REPEATS, kind=kind, text=text)
         _within_factor(lab, got, _positive(got), float(attention.series[name].median[largest]), "a median")
-    text = f"time_decoding({REMEASURE_TOKENS}, d_model={decoding.d_model}, use_cache=False, device={device!r}) (re-measured now, {decoding.rounds} times)"
+    text = (
+        f"time_decoding({REMEASURE_TOKENS}, d_model={decoding.d_model}, use_cache=False, "
+        f"device={device!r}) (re-measured now, {decoding.rounds} times)"
+    )
     runs = []
     for _ in range(decoding.rounds):  # the report keeps each token's fastest of its rounds; so does the re-measurement
         got = lab.call("time_decoding", REMEASURE_TOKENS, decoding.d_model, False, device, text=text)
         value = got.value.tolist() if isinstance(got.value, np.ndarray) else got.value
-        ok = isinstance(value, (list, tuple)) and len(value) == REMEASURE_TOKENS and all(isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v < MAX_REMEASURED for v in value)
+        ok = (
+            isinstance(value, (list, tuple))
+            and len(value) == REMEASURE_TOKENS
+            and all(isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v < MAX_REMEASURED for v in value)
+        )
         expect_that(got, ok, f"a list of {REMEASURE_TOKENS} positive per-token seconds", "something else")
         runs.append(value)
     half = REMEASURE_TOKENS // 2
-    measured, reported = float(np.median(analysis.fastest_per_token(runs)[half:])), float(np.median(decoding.without_cache.seconds[half:REMEASURE_TOKENS]))
+    measured, reported = (
+        float(np.median(analysis.fastest_per_token(runs)[half:])),
+        float(np.median(decoding.without_cache.seconds[half:REMEASURE_TOKENS])),
+    )
     _within_factor(lab, got, measured, reported, f"the median of tokens {half + 1}..{REMEASURE_TOKENS}")
 
 

@@ -1,4 +1,5 @@
-"""Public checks of step 12, a toy GPT: its pieces, the forward pass on the kit's weights, the cached steps, greedy generation."""
+"""Public checks of step 12, a toy GPT: its pieces, the forward pass on the kit's weights, the cached steps, greedy
+generation."""
 
 from __future__ import annotations
 
@@ -24,22 +25,31 @@ def _tensors(*arrays: np.ndarray) -> tuple[AsTorch, ...]:
 def test_layer_norm(lab: Lab) -> None:
     """layer_norm normalises each row (population variance, eps = 1e-5), then applies the gain and the bias"""
     x, g, b = gpt_cases.INPUTS["layer_norm"]
-    got = lab.call("layer_norm", *_tensors(x, g, b), text=f"layer_norm(x, g, b) with x {x.shape} (one row of tiny variance: eps shows) and random g, b (float64)")
-    expect_close(got, cases.expected("toy_gpt_layer_norm"), wrong=cases.wrong("toy_gpt_layer_norm"), **gpt_checks.LOGITS)
+    got = lab.call(
+        "layer_norm",
+        *_tensors(x, g, b),
+        text=f"layer_norm(x, g, b) with x {x.shape} (one row of tiny variance: eps shows) and random g, b (float64)",
+    )
+    expect_close(
+        got, cases.expected("toy_gpt_layer_norm"), wrong=cases.wrong("toy_gpt_layer_norm"), **gpt_checks.LOGITS
+    )
 
 
 @pytest.mark.points(0.5)
 def test_gelu(lab: Lab) -> None:
     """gelu is GPT-2's tanh approximation"""
     x = gpt_cases.INPUTS["gelu"]
-    got = lab.call("gelu", AsTorch(x), text=f"gelu(x) with x = -5, -4.5, ..., 5 and {len(x) - 21} random values (float64)")
+    got = lab.call(
+        "gelu", AsTorch(x), text=f"gelu(x) with x = -5, -4.5, ..., 5 and {len(x) - 21} random values (float64)"
+    )
     expect_close(got, cases.expected("toy_gpt_gelu"), wrong=cases.wrong("toy_gpt_gelu"), **gpt_checks.LOGITS)
 
 
 @pytest.mark.points(1)
 @pytest.mark.parametrize("name", ["kit_block", "four_heads"])
 def test_causal_self_attention(lab: Lab, name: str) -> None:
-    """causal_self_attention: each head on its columns, scores / sqrt(d_head), the causal mask, heads side by side, then W_O"""
+    """causal_self_attention: each head on its columns, scores / sqrt(d_head), the causal mask, heads side by side,
+    then W_O"""
     if name == "kit_block":
         x, block, n_heads = gpt_cases.INPUTS["attention_x"], gpt_cases.kit_weights()["blocks"][0], 2
         text = f"causal_self_attention(x, block, 2) with x {x.shape} and the first block of {KIT}"
@@ -55,21 +65,35 @@ def test_causal_self_attention(lab: Lab, name: str) -> None:
 def test_forward_kit_weights(lab: Lab) -> None:
     """gpt_forward on the kit's weights gives the reference's logits at every position"""
     weights = gpt_cases.kit_weights()
-    gpt_checks.forward_matches(lab, weights, gpt_cases.TOKENS, cases.expected("toy_gpt_forward"), cases.wrong("toy_gpt_forward"), KIT)
+    gpt_checks.forward_matches(
+        lab, weights, gpt_cases.TOKENS, cases.expected("toy_gpt_forward"), cases.wrong("toy_gpt_forward"), KIT
+    )
 
 
 @pytest.mark.points(0.5)
 def test_forward_float32(lab: Lab) -> None:
     """In float32, gpt_forward gives the same logits to float32 rounding"""
     weights = gpt_cases.kit_weights()
-    gpt_checks.forward_matches(lab, weights, gpt_cases.TOKENS, cases.expected("toy_gpt_forward"), cases.wrong("toy_gpt_forward"), KIT, dtype=np.float32)
+    gpt_checks.forward_matches(
+        lab,
+        weights,
+        gpt_cases.TOKENS,
+        cases.expected("toy_gpt_forward"),
+        cases.wrong("toy_gpt_forward"),
+        KIT,
+        dtype=np.float32,
+    )
 
 
 @pytest.mark.points(0.5)
 def test_new_cache(lab: Lab) -> None:
     """new_cache gives one empty KVCache per block and head"""
     weights = gpt_cases.kit_weights()
-    got = lab.probe("toy_gpt_new_cache", gpt_checks.send(weights), text=f"new_cache(weights) with {KIT}, reading type(cache[layer][head]).__name__ and len(cache[layer][head])")
+    got = lab.probe(
+        "toy_gpt_new_cache",
+        gpt_checks.send(weights),
+        text=f"new_cache(weights) with {KIT}, reading type(cache[layer][head]).__name__ and len(cache[layer][head])",
+    )
     expected = [[("KVCache", 0)] * 2 for _ in range(2)]
     found = [[tuple(head) for head in layer] for layer in got.value] if isinstance(got.value, list) else got.value
     expect_that(got, found == expected, f"{expected} (cache[layer][head], 2 layers of 2 heads)", f"{found!r:.300}")
@@ -79,7 +103,9 @@ def test_new_cache(lab: Lab) -> None:
 def test_cached_steps_equal_full_pass(lab: Lab) -> None:
     """gpt_step, one token at a time through the KV cache, gives gpt_forward's logits at every position"""
     weights = gpt_cases.kit_weights()
-    gpt_checks.cached_steps_match(lab, weights, gpt_cases.TOKENS, cases.expected("toy_gpt_cached"), cases.wrong("toy_gpt_cached"), KIT)
+    gpt_checks.cached_steps_match(
+        lab, weights, gpt_cases.TOKENS, cases.expected("toy_gpt_cached"), cases.wrong("toy_gpt_cached"), KIT
+    )
 
 
 @pytest.mark.points(2)

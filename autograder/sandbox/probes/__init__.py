@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from collections.abc import Callable
 from types import ModuleType
-from typing import Any, Callable
+from typing import Any
 
 Load = Callable[[str], ModuleType]
 PROBES: dict[str, Callable[..., Any]] = {}

@@ -7,7 +7,8 @@ gradients and the wrong answers. Only numpy: this module is imported on both sid
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -49,7 +50,9 @@ def head_loss(Q: np.ndarray, K: np.ndarray, V: np.ndarray, dO: np.ndarray, wrt: 
 
 
 @probe
-def numerical_gradient(load: Load, x: np.ndarray, w: np.ndarray, u: np.ndarray, h: float | None = None) -> tuple[Any, np.ndarray]:
+def numerical_gradient(
+    load: Load, x: np.ndarray, w: np.ndarray, u: np.ndarray, h: float | None = None
+) -> tuple[Any, np.ndarray]:
     """The student's ``central_difference(f, x, h)`` of :func:`smooth_function`, and ``x`` after the call.
 
     ``h=None`` leaves the student's default step. The second value shows
@@ -65,4 +68,7 @@ def numerical_gradient(load: Load, x: np.ndarray, w: np.ndarray, u: np.ndarray, 
 def head_gradcheck(load: Load, Q: np.ndarray, K: np.ndarray, V: np.ndarray, dO: np.ndarray) -> tuple[Any, Any, Any]:
     """The student's ``central_difference`` (default step) of :func:`head_loss` with respect to Q, K and V."""
     central_difference = load("gradients").central_difference
-    return tuple(central_difference(head_loss(Q, K, V, dO, name), np.array(value, dtype=float)) for name, value in (("Q", Q), ("K", K), ("V", V)))
+    return tuple(
+        central_difference(head_loss(Q, K, V, dO, name), np.array(value, dtype=float))
+        for name, value in (("Q", Q), ("K", K), ("V", V))
+    )

@@ -11,7 +11,9 @@ from autograder.sandbox.probes import Load, probe
 
 
 @probe
-def recorded_moe_layer(load: Load, x: np.ndarray, W_r: np.ndarray, A: np.ndarray, b: np.ndarray, k: int) -> tuple[Any, list[np.ndarray], list[int]]:
+def recorded_moe_layer(
+    load: Load, x: np.ndarray, W_r: np.ndarray, A: np.ndarray, b: np.ndarray, k: int
+) -> tuple[Any, list[np.ndarray], list[int]]:
     """``moe_layer(x, W_r, experts, k)`` with affine experts that record their input rows.
 
     Returns:

@@ -66,10 +66,17 @@ def prediction(load: Load, question_id: str) -> dict:
     if table is marker:
         return {"status": "no_dict", "value": None, "detail": f"predictions.py defines no {NAME}"}
     if not issubclass(type(table), dict):  # not isinstance: a __class__ property cannot pass
-        return {"status": "no_dict", "value": None, "detail": f"{NAME} is an object of type {type(table).__name__}, not a dict"}
+        return {
+            "status": "no_dict",
+            "value": None,
+            "detail": f"{NAME} is an object of type {type(table).__name__}, not a dict",
+        }
     answer = dict.get(table, question_id, marker)
     if answer is marker:
-        keys = [repr(key[:40]) if type(key) is str else f"a key of type {type(key).__name__}" for key in list(dict.keys(table))[:MAX_KEYS]]
+        keys = [
+            repr(key[:40]) if type(key) is str else f"a key of type {type(key).__name__}"
+            for key in list(dict.keys(table))[:MAX_KEYS]
+        ]
         return {"status": "missing", "value": None, "detail": ", ".join(keys) or "none"}
     try:
         return {"status": "ok", "value": _plain(answer, 0, [MAX_ITEMS]), "detail": ""}

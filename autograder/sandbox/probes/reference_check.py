@@ -10,7 +10,8 @@ recomputes it from the output the function actually saw).
 from __future__ import annotations
 
 import sys
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -23,7 +24,10 @@ def _shifted(original: Callable[..., Any], shift: np.ndarray, seen: list) -> Cal
     def attention(*args: Any, **kwargs: Any) -> Any:
         output, weights = original(*args, **kwargs)
         if tuple(np.shape(output)) != shift.shape:
-            raise ValueError(f"the grader expected attention to be called on the whole input (output {shift.shape}), not {tuple(np.shape(output))}")
+            raise ValueError(
+                f"the grader expected attention to be called on the whole input (output {shift.shape}), not "
+                f"{tuple(np.shape(output))}"
+            )
         if isinstance(output, np.ndarray):
             output = output + shift.astype(output.dtype)
         else:  # a tensor: add a tensor of its own kind
@@ -52,7 +56,9 @@ def compare_with_shifted_attention(load: Load, Q: Any, K: Any, V: Any, mask: Any
         raise AttributeError("scaling.py has no function attention")
     seen: list = []
     replacement = _shifted(next(iter(originals.values())), np.asarray(shift, dtype=float), seen)
-    swapped = [(m, "attention") for m in scalings.values()] + [(module, name) for name, value in vars(module).items() if id(value) in originals]
+    swapped = [(m, "attention") for m in scalings.values()] + [
+        (module, name) for name, value in vars(module).items() if id(value) in originals
+    ]
     saved = [(owner, name, getattr(owner, name)) for owner, name in swapped]
     try:
         for owner, name in swapped:

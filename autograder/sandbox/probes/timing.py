@@ -34,7 +34,12 @@ def _sdpa_backend(torch: Any, device: str, d: int) -> str:
     import warnings
 
     q = torch.zeros(1, 1, 256, d, device=device)
-    kernels = {"flash": SDPBackend.FLASH_ATTENTION, "efficient": SDPBackend.EFFICIENT_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION, "math": SDPBackend.MATH}
+    kernels = {
+        "flash": SDPBackend.FLASH_ATTENTION,
+        "efficient": SDPBackend.EFFICIENT_ATTENTION,
+        "cudnn": SDPBackend.CUDNN_ATTENTION,
+        "math": SDPBackend.MATH,
+    }
     for name, backend in kernels.items():
         try:
             with warnings.catch_warnings(), sdpa_kernel(backend):

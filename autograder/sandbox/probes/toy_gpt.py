@@ -6,7 +6,8 @@ The weights arrive as a dict of torch tensors (the grader wraps each array in
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from autograder.sandbox.probes import Load, probe
 
