@@ -9,18 +9,30 @@ from pathlib import Path
 
 from autograder import engine, tasks
 from autograder.cli.common import EXIT_INTERNAL, EXIT_OK, STUDENT, usage_error
+from autograder.gradescope import results
 from autograder.kit import Kit
 from autograder.report import render
 from autograder.sandbox.client import Limits
 
 NAME, AUDIENCE = "grade", STUDENT
 HELP = "grade a submission folder and print the per-step table"
-DEFAULT_FOLDER = Path("assignments") / tasks.LAB
+# Where the lab folder is when none is given, from the current folder: the lab folder itself, the student bundle
+# or an nbgrader release's parent (lab07_attention/), the instructor kit (assignments/lab07_attention/).
+DEFAULT_FOLDERS = (Path("."), Path(tasks.LAB), Path("assignments") / tasks.LAB)
+NO_LAB_FILES = "{folder} holds none of the lab's files ({files}, ...); give the folder that holds them"
+
+
+def default_folder(cwd: Path) -> Path:
+    """The first of :data:`DEFAULT_FOLDERS` under ``cwd`` that holds a lab module (else the current folder)."""
+    return next((folder for folder in DEFAULT_FOLDERS if tasks.modules_present(cwd / folder)), Path("."))
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "folder", nargs="?", default=str(DEFAULT_FOLDER), help=f"the submission folder (default: {DEFAULT_FOLDER})"
+        "folder",
+        nargs="?",
+        help=f"the submission folder (default: this folder if it holds the lab's files, else ./{tasks.LAB} "
+        f"or ./assignments/{tasks.LAB})",
     )
     parser.add_argument("--json", metavar="PATH", help="also write a Gradescope results.json to PATH")
     parser.add_argument(
@@ -55,9 +67,13 @@ def _secret(args: argparse.Namespace) -> tuple[str, bool]:
 
 
 def run(args: argparse.Namespace) -> int:
-    folder = Path(args.folder)
+    folder = Path(args.folder) if args.folder else default_folder(Path.cwd())
     if not folder.is_dir():
         return usage_error(NAME, f"{folder} is not a folder (give the folder that holds softmax.py, scaling.py, ...)")
+    if not tasks.modules_present(folder):
+        return usage_error(
+            NAME, NO_LAB_FILES.format(folder=folder, files=", ".join(f"{m}.py" for m in tasks.MODULES[:3]))
+        )
     kit = Kit.find()
     hidden = None if args.public_only else Path(args.hidden) if args.hidden else (kit.hidden if kit else None)
     reference = Path(args.reference) if args.reference else (kit.solutions if kit else None)
@@ -83,5 +99,5 @@ def run(args: argparse.Namespace) -> int:
         report = engine.with_note(report, engine.NOTE_DEFAULT_SECRET)
     print(render.table(report))
     if args.json:
-        Path(args.json).write_text(render.gradescope_json(report), encoding="utf-8")
+        Path(args.json).write_text(results.dumps(results.results(report)), encoding="utf-8")
     return EXIT_INTERNAL if report.internal_errors else EXIT_OK

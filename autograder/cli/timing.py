@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from autograder.cli.common import EXIT_OK, STUDENT, usage_error
-from autograder.cli.grade import DEFAULT_FOLDER
+from autograder.cli.grade import default_folder
 
 NAME, AUDIENCE = "timing", STUDENT
 HELP = "time your timing.py (in the sandbox); write reports/timing.json and the plots"
@@ -16,7 +16,7 @@ EXIT_NO_REPORT = 1  # the student's timing code failed: no report was written
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "folder", nargs="?", default=str(DEFAULT_FOLDER), help=f"the submission folder (default: {DEFAULT_FOLDER})"
+        "folder", nargs="?", help="the submission folder (default: the one `attnlab grade` grades from here)"
     )
     parser.add_argument(
         "--device", choices=["cpu", "cuda"], help="where to measure (default: CUDA when available, else the CPU)"
@@ -31,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
     """Measure the submission's timing.py; write reports/timing.json and the plots; print the summary."""
     from autograder.timing import analysis, report, runner
 
-    folder = Path(args.folder)
+    folder = Path(args.folder) if args.folder else default_folder(Path.cwd())
     if not (folder / "timing.py").is_file():
         return usage_error(NAME, f"{folder} has no timing.py (give the folder that holds your lab files)")
     try:

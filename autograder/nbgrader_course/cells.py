@@ -3,11 +3,13 @@
 A grade cell calls :func:`grade`. The grading itself runs in a separate
 process (:mod:`autograder.nbgrader_course.run`, started with ``python -I`` from
 a temporary folder, so neither the submission nor the kernel's state is on
-its path); student code runs only in that process's sandbox. So nothing a
-student module does at import, and nothing in this kernel's namespace, can
-change the score a cell computes. What comes back is the Gradescope-style
-JSON of the report; the cell prints its step's feedback to stdout (nbgrader
-scores any stderr output as 0) and returns a plain ``float``.
+its path), or in a worker of the warm grading server (:mod:`autograder.warm`);
+student code runs only in that process's sandbox. So nothing a student module
+does at import, and nothing in this kernel's namespace, can change the score a
+cell computes. What comes back is the report itself
+(:mod:`autograder.report.serialize`); the cell prints its step with the
+terminal's renderer on stdout (nbgrader scores any stderr output as 0) and
+returns a plain ``float``.
 
 Public checks (the released cell) grade one step per call. With the
 instructor's private folder (the hidden block of an autograded cell) the
@@ -20,24 +22,22 @@ This module is imported in the kernel, so it imports nothing heavy.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
-import signal
-import subprocess
-import tempfile
-import textwrap
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from autograder import isolated, tasks
-from autograder.nbgrader_course import warm
+from autograder import tasks
 from autograder.nbgrader_course.private import DEFAULT_DEADLINE_S, Private, PrivateFolderError, Settings
+from autograder.report import render
+from autograder.report.model import GradeReport, StepResult
+from autograder.warm import client
+
+HANDLER = "autograder.nbgrader_course.run"  # the warm grader's request handler for these cells
 
 # Set by the course's execute preprocessor (nbgrader_course.preprocessors.GuardedExecute).
 ENV_STUDENT = "ATTNLAB_STUDENT"  # the submission's identity, for its hidden-input seed
 ENV_STEPS = "ATTNLAB_GRADE_STEPS"  # the steps whose grade cells this notebook holds (comma-separated)
 STOP_GRACE_S = 15.0  # after an interrupt, the grader's time to stop its sandboxes before it is killed
-WIDTH = 96
 
 NO_PRIVATE = (
     "The course's private folder named in this grade cell does not exist or has no "
@@ -57,9 +57,9 @@ HIDDEN_LATER = "The remaining {points:g} points come from hidden checks that run
 
 @dataclass(frozen=True)
 class Outcome:
-    """One grading run: the checks' results (Gradescope test dicts), or why there are none."""
+    """One grading run: its report, or why there is none."""
 
-    tests: tuple[dict, ...] = ()
+    report: GradeReport | None = None
     failure: str = ""
 
 
@@ -85,10 +85,9 @@ def grade(step_id: str, private: str | None = None, folder: str | os.PathLike = 
     else:
         settings = _settings(Private(Path(private)))
         outcome = _grade_batch(submission, Path(private).resolve(), step.id, settings)
-    checks = [test for test in outcome.tests if test.get("tags", [None])[0] == step.id]
-    earned = sum(float(test["score"]) for test in checks)
-    earned = float(min(max(earned, 0.0), step.points))
-    print(_feedback(step, checks, earned, outcome.failure, public_only=private is None))
+    result = next((s for s in outcome.report.steps if s.step.id == step.id), None) if outcome.report else None
+    earned = float(min(max(result.earned, 0.0), step.points)) if result else 0.0
+    print(_feedback(step, outcome.report, result, earned, outcome.failure, public_only=private is None))
     return earned
 
 
@@ -144,79 +143,43 @@ def _content_digest(folder: Path) -> str:
 def _grade_once(
     submission: Path, steps: tuple[str, ...], private: Path | None, deadline_s: float = DEFAULT_DEADLINE_S
 ) -> Outcome:
-    """Run the grader process on ``submission`` for ``steps``; its report or the reason there is none."""
+    """Grade ``submission`` for ``steps`` (warm when the private folder is given); its report or the reason there
+    is none."""
     request = {
         "folder": str(submission),
         "steps": list(steps),
         "private": str(private) if private else None,
         "student": os.environ.get(ENV_STUDENT) or submission.name,
     }
-    if private is not None and warm.enabled():
-        try:
-            return _outcome(*warm.grade(request, private, deadline_s, STOP_GRACE_S))
-        except warm.WarmUnavailable:
-            pass  # graded by a fresh process below
-        except subprocess.TimeoutExpired:
-            return Outcome(failure=NOT_FINISHED.format(seconds=deadline_s))
-    with tempfile.TemporaryDirectory(prefix="attnlab-grade-") as work:
-        process = subprocess.Popen(
-            isolated.command("autograder.nbgrader_course.run", "main", json.dumps(request)),
-            cwd=work,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-        )
-        try:
-            out, err = process.communicate(timeout=deadline_s)
-        except subprocess.TimeoutExpired:
-            _stop(process)
-            return Outcome(failure=NOT_FINISHED.format(seconds=deadline_s))
-        except BaseException:  # an interrupt of the cell: let the grader stop its sandboxes first
-            _stop(process)
-            raise
-    return _outcome(process.returncode, out, err)
+    graded = client.grade(
+        HANDLER, request, deadline_s=deadline_s, stop_grace_s=STOP_GRACE_S, scope=private, warm=private is not None
+    )
+    if isinstance(graded, client.Graded):
+        return Outcome(report=graded.report)
+    if isinstance(graded, client.Overran):
+        return Outcome(failure=NOT_FINISHED.format(seconds=graded.seconds))
+    return Outcome(failure=GRADER_FAILED.format(detail=graded.detail))
 
 
-def _outcome(code: int, out: bytes, err: bytes) -> Outcome:
-    """The outcome of a grader run from its exit status and output."""
-    if code != 0:
-        lines = err.decode("utf-8", "replace").strip().splitlines() or [f"exit status {code}"]
-        return Outcome(failure=GRADER_FAILED.format(detail=lines[-1][:300]))
-    try:
-        return Outcome(tests=tuple(json.loads(out)["tests"]))
-    except (ValueError, KeyError, TypeError):
-        return Outcome(failure=GRADER_FAILED.format(detail="its report was unreadable"))
-
-
-def _stop(process: subprocess.Popen) -> None:
-    """Interrupt the grader (it tears its sandboxes down), then kill it if it does not stop."""
-    try:
-        process.send_signal(signal.SIGINT)
-        process.communicate(timeout=STOP_GRACE_S)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.communicate()
-
-
-def _feedback(step: tasks.Step, checks: list[dict], earned: float, failure: str, *, public_only: bool) -> str:
+def _feedback(
+    step: tasks.Step,
+    report: GradeReport | None,
+    result: StepResult | None,
+    earned: float,
+    failure: str,
+    *,
+    public_only: bool,
+) -> str:
+    """The cell's output: its score line, then the step as the terminal table shows it (``attnlab grade``)."""
     possible = step.public_points if public_only else step.points
     lines = [f"{step.title}: {earned:g} of {possible:g} points" + (" (public checks)" if public_only else "")]
     if failure:
         lines.append(failure)
-    elif not checks:
+    elif result is None or report is None:
         lines.append(NO_CHECKS)
-    for test in checks:
-        passed = float(test["score"]) >= float(test["max_score"])
-        name = str(test["name"]).removeprefix(f"{step.title}: ")
-        hidden = " (hidden)" if test.get("visibility") == "after_published" else ""
-        lines.append(f"  {'passed' if passed else 'FAILED'}  {name}{hidden} [{float(test['max_score']):g} pt]")
-        if not passed:
-            lines.extend(
-                textwrap.wrap(
-                    str(test.get("output", "")), WIDTH, initial_indent="          ", subsequent_indent="          "
-                )
-            )
+    else:
+        shown = replace(report, submission=Path(report.submission).name, steps=(result,))
+        lines.append(render.table(shown))
     if public_only and step.hidden_points:
         lines.append(HIDDEN_LATER.format(points=step.hidden_points))
     lines.append(f"Handout: {step.handout}")

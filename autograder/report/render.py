@@ -1,8 +1,7 @@
-"""Renderings of a :class:`GradeReport`: the terminal table and Gradescope's JSON."""
+"""Renderings of a :class:`GradeReport`: the terminal table (Gradescope's JSON: :mod:`autograder.gradescope.results`)."""
 
 from __future__ import annotations
 
-import json
 import textwrap
 
 from autograder.report.model import GradeReport
@@ -36,31 +35,3 @@ def table(report: GradeReport) -> str:
     lines.append(f"{'Total':<34}{_points(report.earned):>8}{_points(report.possible):>8}")
     lines.extend(f"Note: {note}" for note in report.notes)
     return "\n".join(lines)
-
-
-def gradescope(report: GradeReport) -> dict:
-    """Gradescope's results.json: score, tests (name, score, max_score, output, visibility)."""
-    tests = [
-        {
-            "name": f"{result.step.title}: {check.title}",
-            "number": f"{index}.{number}",
-            "score": check.earned,
-            "max_score": check.points,
-            "output": check.message or "Passed.",
-            "visibility": "after_published" if check.hidden else "visible",
-            "tags": [result.step.id] + ([check.mistake] if check.mistake else []),
-        }
-        for index, result in enumerate(report.steps, start=1)
-        for number, check in enumerate(result.checks, start=1)
-    ]
-    return {
-        "score": report.earned,
-        "max_score": report.possible,
-        "output": "\n".join(report.notes),
-        "tests": tests,
-        "extra_data": {"seed": report.seed, "public_only": report.public_only, "submission": report.submission},
-    }
-
-
-def gradescope_json(report: GradeReport) -> str:
-    return json.dumps(gradescope(report), indent=2, ensure_ascii=False)

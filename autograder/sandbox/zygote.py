@@ -17,6 +17,12 @@ sessions, working directories or what runs before the first student import.
 
 The zygote reaps its children and reports their exit status (a child is the
 zygote's, not the grader's, so only the zygote can ``waitpid`` it).
+
+A zygote can also fork a *clone* of itself that serves its own socket
+(:meth:`Zygote.clone`): the warm grading server (:mod:`autograder.warm`) gives
+each of its concurrent workers one, so several students are graded at once
+from one set of imports while no two workers ever share a control socket
+(whose replies would otherwise reach whichever process reads first).
 """
 
 from __future__ import annotations
@@ -49,8 +55,8 @@ class ZygoteError(Exception):
 
 # -- the zygote process ---------------------------------------------------------
 def serve(control_fd: int | str, preload: str = ",".join(PRELOAD)) -> None:
-    """Import ``preload`` (comma-separated modules), then answer ``spawn`` and ``wait`` requests on the socket
-    ``control_fd`` until it closes."""
+    """Import ``preload`` (comma-separated modules), then answer ``spawn``, ``wait`` and ``clone`` requests on the
+    socket ``control_fd`` until it closes."""
     for name in filter(None, preload.split(",")):
         try:
             __import__(name)
@@ -58,8 +64,13 @@ def serve(control_fd: int | str, preload: str = ",".join(PRELOAD)) -> None:
             pass
     from autograder.sandbox import child  # noqa: F401  (imports the probes too)
 
-    control = socket.socket(fileno=int(control_fd))
+    _serve(socket.socket(fileno=int(control_fd)))
+
+
+def _serve(control: socket.socket) -> None:
+    clones: set[int] = set()
     while True:
+        _reap(clones)
         try:
             message, fds, _, _ = socket.recv_fds(control, MAX_MESSAGE, 2)
         except OSError:
@@ -69,6 +80,9 @@ def serve(control_fd: int | str, preload: str = ",".join(PRELOAD)) -> None:
         request = json.loads(message)
         if request["kind"] == "spawn":
             reply = {"pid": _fork_child(request, fds, control)}
+        elif request["kind"] == "clone":
+            reply = {"pid": _fork_clone(fds, control)}
+            clones.add(reply["pid"])
         else:
             reply = _wait(int(request["pid"]), request.get("timeout"))
         control.sendall(json.dumps(reply).encode())
@@ -95,6 +109,34 @@ def _fork_child(request: dict, fds: list[int], control: socket.socket) -> int:
         code = 70
     finally:
         os._exit(code)
+
+
+def _fork_clone(fds: list[int], control: socket.socket) -> int:
+    """Fork a copy of this zygote that serves the socket ``fds[0]`` (and exits when it closes)."""
+    pid = os.fork()
+    if pid:
+        for fd in fds:
+            os.close(fd)
+        return pid
+    code = 0
+    try:
+        control.close()
+        _serve(socket.socket(fileno=fds[0]))
+    except BaseException:
+        code = 70
+    finally:
+        os._exit(code)
+
+
+def _reap(pids: set[int]) -> None:
+    """Collect the clones that have ended (their own children are theirs to wait for)."""
+    for pid in list(pids):
+        try:
+            done, _ = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            done = pid
+        if done:
+            pids.discard(pid)
 
 
 def _wait(pid: int, timeout: float | None) -> dict[str, Any]:
@@ -157,14 +199,41 @@ class Zygote:
         self._ready = False
         self._owner = os.getpid()  # a forked copy of this process shares the server but does not own it
 
+    @classmethod
+    def _attached(cls, control: socket.socket, pid: int, preload: tuple[str, ...]) -> Zygote:
+        """A handle on a zygote this process did not start (a clone): it is closed, never stopped, from here."""
+        handle = cls.__new__(cls)
+        handle.preload, handle.start_timeout_s = preload, 10.0
+        handle._home, handle._proc, handle._pid = None, None, pid
+        handle._control, handle._ready, handle._owner = control, True, -1
+        return handle
+
+    def clone(self) -> Zygote:
+        """A clone of this fork server (same imports, already loaded) on a socket of its own; ZygoteError if this
+        one does not answer. The clone ends when every copy of the returned handle's socket is closed."""
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            reply = self.request({"kind": "clone"}, (theirs.fileno(),), 10.0 if self._ready else self.start_timeout_s)
+        except ZygoteError:
+            ours.close()
+            raise
+        finally:
+            theirs.close()
+        self._ready = True
+        return Zygote._attached(ours, int(reply["pid"]), self.preload)
+
     def alive(self) -> bool:
-        if os.getpid() != self._owner:
-            try:
-                os.kill(self._proc.pid, 0)
-            except OSError:
-                return False
-            return True
-        return self._proc.poll() is None
+        if self._proc is None:
+            pid = self._pid
+        elif os.getpid() != self._owner:
+            pid = self._proc.pid
+        else:
+            return self._proc.poll() is None
+        try:
+            os.kill(pid, 0)
+        except OSError:
+            return False
+        return True
 
     def spawn(self, cwd: Path, env: dict[str, str], limits: dict[str, Any], fds: tuple[int, int]) -> ForkedChild:
         """Fork a child that serves requests on ``fds`` (its request and reply ends) from ``cwd``."""
@@ -191,8 +260,8 @@ class Zygote:
             self._control.close()
         except OSError:
             pass
-        if os.getpid() != self._owner:
-            return  # the owner stops the server and removes its folder
+        if os.getpid() != self._owner or self._proc is None:
+            return  # the owner stops the server and removes its folder; a clone ends with its socket
         if self._proc.poll() is None:
             try:
                 os.killpg(self._proc.pid, signal.SIGKILL)
@@ -227,6 +296,16 @@ def shared(torch: bool | None = None) -> Zygote | None:
     if _shared is None or stale:
         _shared = Zygote(PRELOAD + (PRELOAD_TORCH if wanted else ()))
     return _shared
+
+
+def adopt(server: Zygote | None) -> None:
+    """Make ``server`` (a clone) this process's fork server; None: start a fresh one on first use.
+
+    A forked worker of the warm grader calls this first, so it never uses the
+    fork server it inherited (whose socket its siblings share).
+    """
+    global _shared
+    _shared = server
 
 
 def prestart(torch: bool = True) -> None:
