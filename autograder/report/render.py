@@ -1,4 +1,7 @@
-"""Renderings of a :class:`GradeReport`: the terminal table (Gradescope's JSON: :mod:`autograder.gradescope.results`)."""
+"""Renderings of a :class:`GradeReport`: the terminal table.
+
+Gradescope's ``results.json`` is :mod:`autograder.gradescope.results`.
+"""
 
 from __future__ import annotations
 
