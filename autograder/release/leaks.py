@@ -18,6 +18,9 @@ markers. A release leaks when it holds
   listed, with the reason, in :data:`ENGINE_SHARES`;
 - a marker (``# BEGIN SOLUTION``, ``BEGIN HIDDEN TESTS``, model answers).
 
+Single solution lines shorter than :data:`MIN_LINE` characters (``else:``) are
+not counted outside the lab's modules, which must equal their stubs exactly.
+
 Wheels and zips inside the release are scanned member by member.
 """
 
@@ -30,12 +33,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autograder import stubs, tasks
-from autograder.kit import Kit
+from autograder.kit import PACKAGE, Kit
 
-MARKERS = (
+MARKERS = (  # (an answer line is a solution line, below; the "# ANSWER" mark alone is not a leak)
     stubs.BEGIN,
     stubs.END,
-    stubs.ANSWER_MARK,
     "BEGIN HIDDEN TESTS",
     "END HIDDEN TESTS",
     "Model answer (instructor)",
@@ -43,6 +45,8 @@ MARKERS = (
 TEXT = (".py", ".ipynb", ".md", ".txt", ".json", ".html", ".toml", ".cfg", ".ini", ".sh", "")
 ARCHIVES = (".whl", ".zip")
 HIDDEN_NAME = re.compile(r"test_\w+_hidden\.py$")
+PUBLIC_GRADERS = PACKAGE / "graders" / tasks.LAB
+MIN_LINE = 16  # a solution line shorter than this ("else:", "return out") is no one's secret
 RUN = 3  # consecutive lines of a region (or a hidden grader) that make a copy
 # Regions ("<module>.<function>") the public engine holds on purpose, and why: reviewed, not a leak.
 ENGINE_SHARES = {
@@ -74,9 +78,15 @@ class Secrets:
 
     @classmethod
     def of(cls, kit: Kit) -> Secrets:
+        """The secrets of the instructor kit ``kit``."""
+        return cls.read(kit.solutions, kit.hidden)
+
+    @classmethod
+    def read(cls, solutions: Path, hidden_graders: Path) -> Secrets:
+        """The secrets of the reference folder ``solutions`` and the hidden graders' folder ``hidden_graders``."""
         references, stub_texts, regions, lines = {}, {}, {}, set()
         for module in tasks.MODULES:
-            path = kit.solutions / f"{module}.py"
+            path = Path(solutions) / f"{module}.py"
             if not path.is_file():
                 continue
             text = path.read_text(encoding="utf-8")
@@ -84,8 +94,8 @@ class Secrets:
             regions |= _regions(module, text, path)
             lines.update(stubs.solution_lines(text, path))
         public = {line.strip() for stub in stub_texts.values() for line in stub.splitlines()}
-        graders = {line for p in kit.public_graders.glob("*.py") for line in _code(p.read_text("utf-8").splitlines())}
-        hidden_texts = {p.name: p.read_text(encoding="utf-8") for p in sorted(kit.hidden.glob("*.py"))}
+        graders = {line for p in PUBLIC_GRADERS.glob("*.py") for line in _code(p.read_text("utf-8").splitlines())}
+        hidden_texts = {p.name: p.read_text(encoding="utf-8") for p in sorted(Path(hidden_graders).glob("*.py"))}
         hidden = {
             name: tuple(line for line in _code(text.splitlines()) if line not in graders and not _is_import(line))
             for name, text in hidden_texts.items()
@@ -135,7 +145,7 @@ def scan_text(name: str, text: str, secrets: Secrets, *, engine: bool = False) -
         ]
         found.extend(f"{name}: holds the solution region of {key.split('#')[0]}" for key in copied[:3])
     else:
-        lines = sorted({line for line in code if line in secrets.solution_lines})
+        lines = sorted({line for line in code if line in secrets.solution_lines and len(line) >= MIN_LINE})
         found.extend(f"{name}: holds the solution line {line!r}" for line in lines[:3])
     return found
 
@@ -170,7 +180,7 @@ def scan_archive(name: str, data: bytes, secrets: Secrets) -> list[str]:
             if member.is_dir() or member.file_size > MAX_SCANNED:
                 continue
             inner = f"{name}!{member.filename}"
-            engine = member.filename.startswith("autograder/") and member.filename.endswith(".py")
+            engine = member.filename.startswith("autograder/")
             found.extend(scan_bytes(inner, archive.read(member), secrets, engine=engine))
     return found
 

@@ -176,8 +176,13 @@ def report_from_dict(document: Any) -> GradeReport:
     return decode(GradeReport, document["report"])
 
 
+def json_text(data: Any, indent: int | None = 2) -> str:
+    """Encoded data as JSON text (UTF-8 kept, NaN and infinities as JSON's usual extension)."""
+    return json.dumps(data, indent=indent, ensure_ascii=False, allow_nan=True)
+
+
 def report_json(report: GradeReport, indent: int | None = None) -> str:
-    return json.dumps(report_dict(report), indent=indent, ensure_ascii=False, allow_nan=True)
+    return json_text(report_dict(report), indent=indent)
 
 
 def report_from_json(text: str | bytes) -> GradeReport:
