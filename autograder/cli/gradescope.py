@@ -7,17 +7,15 @@ import sys
 from pathlib import Path
 
 from autograder import tasks
-from autograder.cli.common import EXIT_INTERNAL, EXIT_OK, INSTRUCTOR, usage_error
-from autograder.kit import Kit
+from autograder.cli import common
 
-NAME, AUDIENCE = "gradescope", INSTRUCTOR
+NAME, AUDIENCE = "gradescope", common.INSTRUCTOR
 HELP = "build the Gradescope autograder zip (public and hidden checks, the kit's wheel and pinned requirements)"
-EXIT_LEAK = 1
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("out", metavar="OUT.zip", help="where to write the zip")
-    parser.add_argument("--kit", metavar="DIR", help="the instructor kit (default: the one attnlab finds)")
+    common.add_kit_argument(parser)
     parser.add_argument(
         "--secret-file",
         metavar="PATH",
@@ -34,11 +32,11 @@ def run(args: argparse.Namespace) -> int:
     from autograder.gradescope import build
     from autograder.release import leaks, wheel
 
-    kit = Kit(Path(args.kit).resolve()) if args.kit else Kit.find()
-    if kit is None or not kit.is_kit():
-        return usage_error(NAME, "no instructor kit here (solutions/ and hidden/); run it in the kit or pass --kit")
+    kit = common.instructor_kit(args.kit)
+    if kit is None:
+        return common.usage_error(NAME, common.NO_KIT)
     if not args.out.endswith(".zip"):
-        return usage_error(NAME, f"{args.out} does not end in .zip (Gradescope takes a zip)")
+        return common.usage_error(NAME, f"{args.out} does not end in .zip (Gradescope takes a zip)")
     secret = Path(args.secret_file).read_text(encoding="utf-8").strip() if args.secret_file else None
     options = build.ZipOptions(
         out=Path(args.out),
@@ -51,13 +49,11 @@ def run(args: argparse.Namespace) -> int:
     try:
         out = build.build(options)
     except build.ZipError as error:
-        return usage_error(NAME, str(error))
+        return common.usage_error(NAME, str(error))
     except leaks.ReleaseLeak as error:
-        for problem in error.problems:
-            print(f"attnlab gradescope: leak: {problem}", file=sys.stderr)
-        return EXIT_LEAK
+        return common.leaked(NAME, error.problems)
     except wheel.WheelError as error:
         print(f"attnlab gradescope: {error}", file=sys.stderr)
-        return EXIT_INTERNAL
+        return common.EXIT_INTERNAL
     print(f"wrote {out}: upload it as the assignment's autograder (Ubuntu 22.04 base image)")
-    return EXIT_OK
+    return common.EXIT_OK

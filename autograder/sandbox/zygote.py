@@ -36,6 +36,7 @@ import socket
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -70,7 +71,7 @@ def serve(control_fd: int | str, preload: str = ",".join(PRELOAD)) -> None:
 def _serve(control: socket.socket) -> None:
     clones: set[int] = set()
     while True:
-        _reap(clones)
+        reap(clones)  # the clones that ended (their own children are theirs to wait for)
         try:
             message, fds, _, _ = socket.recv_fds(control, MAX_MESSAGE, 2)
         except OSError:
@@ -88,7 +89,8 @@ def _serve(control: socket.socket) -> None:
         control.sendall(json.dumps(reply).encode())
 
 
-def _fork_child(request: dict, fds: list[int], control: socket.socket) -> int:
+def _fork(fds: list[int], control: socket.socket, run: Callable[[], None]) -> int:
+    """Fork; the fork closes ``control``, calls ``run`` and exits (70 if it raised); this side closes ``fds``."""
     pid = os.fork()
     if pid:
         for fd in fds:
@@ -97,6 +99,15 @@ def _fork_child(request: dict, fds: list[int], control: socket.socket) -> int:
     code = 0
     try:
         control.close()
+        run()
+    except BaseException:
+        code = 70
+    finally:
+        os._exit(code)
+
+
+def _fork_child(request: dict, fds: list[int], control: socket.socket) -> int:
+    def run() -> None:
         os.setsid()
         os.chdir(request["cwd"])
         os.environ.clear()
@@ -105,31 +116,17 @@ def _fork_child(request: dict, fds: list[int], control: socket.socket) -> int:
         from autograder.sandbox import child
 
         child.main(json.dumps(request["limits"] | {"request_fd": fds[0], "reply_fd": fds[1]}))
-    except BaseException:
-        code = 70
-    finally:
-        os._exit(code)
+
+    return _fork(fds, control, run)
 
 
 def _fork_clone(fds: list[int], control: socket.socket) -> int:
     """Fork a copy of this zygote that serves the socket ``fds[0]`` (and exits when it closes)."""
-    pid = os.fork()
-    if pid:
-        for fd in fds:
-            os.close(fd)
-        return pid
-    code = 0
-    try:
-        control.close()
-        _serve(socket.socket(fileno=fds[0]))
-    except BaseException:
-        code = 70
-    finally:
-        os._exit(code)
+    return _fork(fds, control, lambda: _serve(socket.socket(fileno=fds[0])))
 
 
-def _reap(pids: set[int]) -> None:
-    """Collect the clones that have ended (their own children are theirs to wait for)."""
+def reap(pids: set[int]) -> None:
+    """Collect those of the child processes ``pids`` that have ended, and drop them from the set (never waits)."""
     for pid in list(pids):
         try:
             done, _ = os.waitpid(pid, os.WNOHANG)

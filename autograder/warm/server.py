@@ -96,15 +96,11 @@ def _reap(running: set[int], *, block: bool) -> None:
 
     Only the workers' own pids are waited for: the fork server is this process's child too.
     """
+    from autograder.sandbox import zygote
+
     before = len(running)
     while True:
-        for pid in list(running):
-            try:
-                done, _ = os.waitpid(pid, os.WNOHANG)
-            except ChildProcessError:
-                done = pid
-            if done:
-                running.discard(pid)
+        zygote.reap(running)
         if not block or len(running) < before:
             return
         time.sleep(POLL_S / 4)
