@@ -39,6 +39,10 @@ IDLE_S = 120.0
 POLL_S = 0.2
 EXIT_INTERNAL = 3
 MAX_WORKERS = int(os.environ.get(ENV_WORKERS) or max(2, os.cpu_count() or 2))
+# What the graders import while they are collected, loaded once here instead of in every worker (about 0.4 s a
+# student on 2 cores): the packages' every module, and these modules.
+PRELOADED_PACKAGES = ("autograder.cases", "autograder.checks", "autograder.diagnose", "autograder.sandbox.probes")
+PRELOADED = ("autograder.predictions", "autograder.timing.analysis", "autograder.timing.explain")
 
 
 def serve(path: str, handler: str) -> None:
@@ -51,6 +55,7 @@ def serve(path: str, handler: str) -> None:
 
     module = importlib.import_module(handler)
     zygote.prestart()
+    preload()
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(path)
     os.chmod(path, 0o600)
@@ -89,6 +94,18 @@ def serve(path: str, handler: str) -> None:
         Path(path).parent.rmdir()
     except OSError:
         pass  # a new server already listens there
+
+
+def preload() -> None:
+    """Import what the graders import (:data:`PRELOADED_PACKAGES`, :data:`PRELOADED`), so every worker has it."""
+    import pkgutil
+
+    names = list(PRELOADED)
+    for package in PRELOADED_PACKAGES:
+        folder = importlib.import_module(package).__path__
+        names.extend(f"{package}.{info.name}" for info in pkgutil.iter_modules(folder))
+    for name in names:
+        importlib.import_module(name)
 
 
 def _reap(running: set[int], *, block: bool) -> None:
