@@ -167,13 +167,16 @@ def _work(connection: socket.socket, module: ModuleType, request: dict) -> None:
 
 
 def graded(module: ModuleType, request: dict) -> dict[str, Any]:
-    """``{"report": <report document>}``, or ``{"error": <the graders' failure>}``."""
+    """``{"report": <report document>}``, or ``{"error": <the graders' failure>}``: the handler's ``prepare(request)``
+    (if it has one), then the engine on its ``options(request)``."""
     from autograder import engine
     from autograder.report import serialize
 
     sink = io.StringIO()
     try:
         with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+            if hasattr(module, "prepare"):  # e.g. the feedback's language
+                module.prepare(request)
             report = engine.grade(module.options(request))
     except (engine.GradingError, OSError, ValueError, KeyError, TypeError, RuntimeError) as error:
         return {"error": f"{type(error).__name__}: {error}"}
