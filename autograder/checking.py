@@ -17,7 +17,8 @@ import numpy as np
 
 from autograder import diagnose, messages
 from autograder.diagnose.catalog import MISTAKES
-from autograder.sandbox.client import Sandbox, StudentCallError
+from autograder.sandbox import outcome as outcomes
+from autograder.sandbox.client import Sandbox
 from autograder.sandbox.protocol import Unsupported
 from autograder.tasks import Step
 
@@ -26,11 +27,21 @@ RTOL, ATOL = 1e-4, 1e-6
 
 
 class CheckFailed(AssertionError):
-    """A check that did not hold; ``mistake`` is the recognised mistake's id, if any."""
+    """A check that did not hold; ``mistake`` is the recognised mistake's id, if any.
 
-    def __init__(self, message: str, mistake: str | None = None) -> None:
+    When the check failed because a call produced no value, ``outcome`` says how
+    the call ended and ``function`` names it (``module.name``).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        mistake: str | None = None,
+        outcome: outcomes.Failure | None = None,
+        function: str | None = None,
+    ) -> None:
         super().__init__(message)
-        self.message, self.mistake = message, mistake
+        self.message, self.mistake, self.outcome, self.function = message, mistake, outcome, function
 
 
 @dataclass
@@ -45,6 +56,11 @@ class Got:
     def fail(self, expected: str, got: str, mistake_id: str | None = None) -> NoReturn:
         text = MISTAKES[mistake_id].text if mistake_id else None
         raise CheckFailed(messages.failure(self.step, self.call, expected, got, text), mistake_id)
+
+    def no_result(self, outcome: outcomes.Failure, function: str, called: str, expected: str = "a result") -> NoReturn:
+        """Fail because the call ``called`` (``module.name``, shown as ``function``) ended in ``outcome``."""
+        got = "no result: " + messages.call_outcome(outcome, function, self.step, called)
+        raise CheckFailed(messages.failure(self.step, self.call, expected, got), None, outcome, called)
 
     def with_value(self, value: Any) -> Got:
         """The same call with a value derived from it (e.g. the unmasked entries)."""
@@ -108,19 +124,17 @@ class Lab:
         ``"softmax(x) with the worked example's scaled scores"``.
         """
         module, name = self._split(function)
-        try:
-            value = self.sandbox.call(module, name, *args, **kwargs)
-        except StudentCallError as error:
-            Got(self.step, text, None, error.output).fail("a result", f"no result: {name} {error.reason}")
-        return Got(self.step, text, value)
+        outcome = self.sandbox.run_call(module, name, *args, **kwargs)
+        if not isinstance(outcome, outcomes.Returned):
+            Got(self.step, text, None).no_result(outcome, name, f"{module}.{name}")
+        return Got(self.step, text, outcome.value, outcome.output)
 
     def probe(self, name: str, *args: Any, text: str, module: str | None = None) -> Got:
         """Run the child-side probe ``name`` (see :mod:`autograder.sandbox.probes`)."""
-        try:
-            value = self.sandbox.probe(name, module or self.step.module, *args)
-        except StudentCallError as error:
-            Got(self.step, text, None, error.output).fail("a result", f"no result: it {error.reason}")
-        return Got(self.step, text, value)
+        outcome = self.sandbox.run_probe(name, module or self.step.module, *args)
+        if not isinstance(outcome, outcomes.Returned):
+            Got(self.step, text, None).no_result(outcome, "it", f"probe.{name}")
+        return Got(self.step, text, outcome.value, outcome.output)
 
     def raises(
         self,
@@ -132,27 +146,20 @@ class Lab:
         problem: str,
         **kwargs: Any,
     ) -> None:
-        """Expect ``function(*args)`` to raise ``error`` with a message naming ``problem``.
+        """Expect ``function(*args)`` to raise ``error`` (or a subclass of it) with a message naming ``problem``.
 
         The message must contain one of ``keywords`` (case-insensitive).
         """
         module, name = self._split(function)
         expected = f"{error} naming the problem ({problem})"
-        got_text = None
-        try:
-            value = self.sandbox.call(module, name, *args, **kwargs)
-            got_text = f"no error (it returned {describe(value)})"
-        except StudentCallError as failure:
-            reason = failure.reason
-            raised = reason.removeprefix("raised ")
-            if not reason.startswith("raised ") or (
-                not raised.startswith(f"{error}:") and raised.split(" (")[0] != error
-            ):
-                got_text = f"no {error}: {name} {reason}"
-            elif not any(k.lower() in raised.lower() for k in keywords):
-                got_text = f"{raised}, a message that does not name the problem"
-        if got_text is not None:
-            Got(self.step, text, None).fail(expected, got_text)
+        got = Got(self.step, text, None)
+        outcome = self.sandbox.run_call(module, name, *args, **kwargs)
+        if isinstance(outcome, outcomes.Returned):
+            got.fail(expected, f"no error (it returned {describe(outcome.value)})")
+        if not isinstance(outcome, outcomes.Raised) or not outcome.raised_as(error):
+            got.no_result(outcome, name, f"{module}.{name}", expected)
+        if not any(k.lower() in outcome.message.lower() for k in keywords):
+            got.fail(expected, f"{outcome.type_name}: {outcome.message}, a message that does not name the problem")
 
 
 def expect_close(

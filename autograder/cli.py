@@ -9,10 +9,12 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 from autograder import cases, engine, handout, nbgrader_course, stubs, tasks
 from autograder.report import render
+from autograder.sandbox import isolation
 from autograder.sandbox.client import Limits
 
 EXIT_OK, EXIT_USAGE, EXIT_INTERNAL = 0, 2, 3
@@ -67,9 +69,13 @@ def grade_command(args: argparse.Namespace) -> int:
         public_only=hidden is None,
         steps=tuple(args.step) if args.step else None,
         limits=limits,
+        isolation=args.isolation,
     )
     try:
         report = engine.grade(options)
+    except engine.IsolationRefused as error:
+        print(f"attnlab grade: not graded: {error}", file=sys.stderr)
+        return EXIT_USAGE
     except engine.GradingError as error:
         print(f"attnlab grade: the graders failed: {error}", file=sys.stderr)
         return EXIT_INTERNAL
@@ -77,8 +83,31 @@ def grade_command(args: argparse.Namespace) -> int:
         report = engine.with_note(report, engine.NOTE_DEFAULT_SECRET)
     print(render.table(report))
     if args.json:
-        Path(args.json).write_text(render.gradescope_json(report), encoding="utf-8")
+        write_atomically(Path(args.json), render.gradescope_json(report))
     return EXIT_INTERNAL if report.internal_errors else EXIT_OK
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write ``path`` whole or not at all: a temporary file in the same folder, then renamed over it (a link
+    already there is replaced, never followed)."""
+    fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent if str(path.parent) else ".")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as file:
+            file.write(text)
+            file.flush()
+            os.fsync(file.fileno())
+        os.chmod(temporary, 0o644)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def doctor_command(args: argparse.Namespace) -> int:
+    """Print what isolation student code gets on this machine, and why."""
+    for line in isolation.doctor_lines():
+        print(line)
+    return EXIT_OK
 
 
 def stubs_command(args: argparse.Namespace) -> int:
@@ -160,7 +189,15 @@ def parser() -> argparse.ArgumentParser:
     grade.add_argument("--seed", type=int, help="hidden-input seed to reproduce a report (printed in every report)")
     grade.add_argument("--step", action="append", choices=list(tasks.BY_ID), help="grade only this step (repeatable)")
     grade.add_argument("--timeout", type=float, help="seconds a single call into student code may take (default: 10)")
+    grade.add_argument(
+        "--isolation",
+        choices=[level.label for level in isolation.Level],
+        help="refuse to grade with weaker isolation of student code than this (see `attnlab doctor`)",
+    )
     grade.set_defaults(run=grade_command)
+
+    doctor = sub.add_parser("doctor", help="show the isolation of student code this machine gives, and why")
+    doctor.set_defaults(run=doctor_command)
 
     stub = sub.add_parser("stubs", help="generate the student stubs from the solutions")
     stub.add_argument("--solutions", default=str(Path("solutions") / tasks.LAB))

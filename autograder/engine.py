@@ -28,9 +28,13 @@ import pytest
 from autograder import tasks
 from autograder.checking import CheckFailed, Lab
 from autograder.reference import Reference
-from autograder.report.model import CheckResult, GradeReport, StepResult
-from autograder.sandbox import zygote
-from autograder.sandbox.client import Limits, Sandbox
+from autograder.report.model import CallFailure, CheckResult, GradeReport, StepResult
+from autograder.sandbox import outcome as outcomes
+from autograder.sandbox.client import Hangs, IsolationRefused, Level, Limits, Sandbox, prestart
+from autograder.sandbox.isolation import choose
+from autograder.sourceonly import source_only
+
+__all__ = ["GradeOptions", "GradingError", "IsolationRefused", "grade", "seed_for", "with_note"]
 
 PUBLIC_GRADERS = Path(__file__).parent / "graders" / tasks.LAB
 DEFAULT_SECRET = "attnlab-default-secret"
@@ -57,6 +61,7 @@ class GradeOptions:
     public_only: bool = False
     steps: tuple[str, ...] | None = None
     limits: Limits = field(default_factory=Limits)
+    isolation: str | None = None  # the weakest isolation layer grading may use ("namespaces", "user", "hook")
 
 
 def seed_for(secret: str, identity: str) -> int:
@@ -67,12 +72,13 @@ def seed_for(secret: str, identity: str) -> int:
 class GradingPlugin:
     """Pytest plugin: provides the graders' fixtures and records each check's result."""
 
-    def __init__(self, options: GradeOptions) -> None:
-        self.options = options
+    def __init__(self, options: GradeOptions, level: Level) -> None:
+        self.options, self.level = options, level
         self.results: dict[str, CheckResult] = {}
         self.order: list[str] = []
         self._reference: Reference | None = None
         self._sandboxes: dict[str, Sandbox] = {}
+        self.hangs = Hangs()  # shared by every step: a function that hung is not called again
 
     # -- configuration and collection --------------------------------------
     def pytest_configure(self, config: pytest.Config) -> None:
@@ -124,7 +130,7 @@ class GradingPlugin:
         for other in [s for s in self._sandboxes if s != step.id]:
             self._sandboxes.pop(other).close()
         if step.id not in self._sandboxes:
-            self._sandboxes[step.id] = Sandbox(self.options.submission, self.options.limits)
+            self._sandboxes[step.id] = Sandbox(self.options.submission, self.options.limits, self.hangs, self.level)
         return Lab(self._sandboxes[step.id], step)
 
     def close_sandboxes(self) -> None:
@@ -168,11 +174,26 @@ class GradingPlugin:
             return CheckResult(passed=True, **common)
         error = call.excinfo.value if call.excinfo else None
         if isinstance(error, CheckFailed):
-            return CheckResult(passed=False, message=error.message, mistake=error.mistake, **common)
+            failure = _call_failure(error) if error.outcome is not None else None
+            return CheckResult(
+                passed=False, message=error.message, mistake=error.mistake, call_failure=failure, **common
+            )
         detail = f"{type(error).__name__}: {error}" if error is not None else report.longreprtext.splitlines()[-1:]
         return CheckResult(
             passed=False, message=INTERNAL.format(error=str(detail)[:300]), internal_error=True, **common
         )
+
+
+def _call_failure(error: CheckFailed) -> CallFailure:
+    """The plain summary of the outcome that cost a check its value."""
+    cause = outcomes.root_cause(error.outcome)
+    raised = cause if isinstance(cause, outcomes.Raised) else None
+    return CallFailure(
+        kind=error.outcome.kind,
+        function=error.function or "",
+        exception_type=raised.type_name if raised else None,
+        exception_mro=raised.mro if raised else (),
+    )
 
 
 def _step_of(item: pytest.Item) -> tasks.Step:
@@ -241,13 +262,19 @@ def _preload_torch(steps: tuple[str, ...]) -> None:
 
 
 def grade(options: GradeOptions) -> GradeReport:
-    """Run every applicable grader on ``options.submission`` and return the report."""
+    """Run every applicable grader on ``options.submission`` and return the report.
+
+    Raises:
+        IsolationRefused: ``options.isolation`` asks for a layer this machine does not give.
+        GradingError: the graders themselves are broken.
+    """
     started = time.perf_counter()
     _guard_imports(Path(options.submission))
+    level = choose(Level.parse(options.isolation) if options.isolation else None)
     selected = options.steps or tuple(tasks.BY_ID)
-    zygote.prestart(torch=_uses_torch(selected))  # the children's numpy (and torch) load while pytest collects
+    prestart(torch=_uses_torch(selected), level=level)  # the children's numpy (and torch) load while pytest collects
     _preload_torch(selected)
-    plugin = GradingPlugin(options)
+    plugin = GradingPlugin(options, level)
     paths = _grader_paths(options)
     args = [
         *paths,
@@ -255,6 +282,7 @@ def grade(options: GradeOptions) -> GradeReport:
         "--rootdir", str(PUBLIC_GRADERS),
         "--noconftest",
         "--import-mode=importlib",  # grader files by path: no sys.path changes, two hidden folders in one process
+        "--assert=plain",  # pytest's rewriting would read its own bytecode cache next to the graders
         "-p", "no:cacheprovider",
         "-p", "no:randomly",
         "-s",
@@ -262,8 +290,9 @@ def grade(options: GradeOptions) -> GradeReport:
         "--strict-markers",
     ]  # fmt: skip
     sink = io.StringIO()
+    trusted = (PUBLIC_GRADERS, options.hidden, options.reference)  # imported from source, never from a cache
     try:
-        with redirect_stdout(sink), redirect_stderr(sink):
+        with redirect_stdout(sink), redirect_stderr(sink), source_only(trusted):
             code = pytest.main(args, plugins=[plugin])
     finally:
         plugin.close_sandboxes()
@@ -289,6 +318,7 @@ def grade(options: GradeOptions) -> GradeReport:
         seed=options.seed if options.hidden else None,
         notes=tuple(notes),
         seconds=time.perf_counter() - started,
+        isolation=level.label,
     )
 
 

@@ -8,6 +8,21 @@ from autograder.tasks import Step
 
 
 @dataclass(frozen=True)
+class CallFailure:
+    """Why a check got no value from student code, in plain fields for renderers (e.g. grouping by function).
+
+    ``kind`` is the outcome's kind (``"raised"``, ``"timed_out"``, ``"crashed"``, ``"skipped"``, ...; see
+    :data:`autograder.sandbox.outcome.KINDS`); for an exception (also one raised while importing) its type
+    and class hierarchy by name.
+    """
+
+    kind: str
+    function: str  # "module.name" of the call, or "probe.name"
+    exception_type: str | None = None
+    exception_mro: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class CheckResult:
     """One check of one step."""
 
@@ -20,6 +35,7 @@ class CheckResult:
     message: str = ""  # empty when passed
     mistake: str | None = None  # recognised mistake id
     internal_error: bool = False  # the grader itself broke (never the student's fault)
+    call_failure: CallFailure | None = None  # the check failed because a call into student code gave no value
 
     @property
     def earned(self) -> float:
@@ -52,6 +68,7 @@ class GradeReport:
     seed: int | None  # the seed of the hidden inputs; None when no hidden checks ran
     notes: tuple[str, ...] = ()
     seconds: float = field(default=0.0, compare=False)  # the only timing field
+    isolation: str = "unknown"  # the sandbox layer student code ran in: "namespaces", "user" or "hook"
 
     @property
     def earned(self) -> float:

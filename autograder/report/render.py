@@ -35,6 +35,7 @@ def table(report: GradeReport) -> str:
     lines.append("-" * 62)
     lines.append(f"{'Total':<34}{_points(report.earned):>8}{_points(report.possible):>8}")
     lines.extend(f"Note: {note}" for note in report.notes)
+    lines.append(f"Student code ran with isolation: {report.isolation}")
     return "\n".join(lines)
 
 
@@ -58,7 +59,12 @@ def gradescope(report: GradeReport) -> dict:
         "max_score": report.possible,
         "output": "\n".join(report.notes),
         "tests": tests,
-        "extra_data": {"seed": report.seed, "public_only": report.public_only, "submission": report.submission},
+        "extra_data": {
+            "seed": report.seed,
+            "public_only": report.public_only,
+            "submission": report.submission,
+            "isolation": report.isolation,
+        },
     }
 
 

@@ -19,6 +19,7 @@ import pytest
 from autograder import cases
 from autograder.cases import timing as timing_cases
 from autograder.checking import Got, Lab, expect_close, expect_that
+from autograder.sandbox import outcome as outcomes
 from autograder.sandbox.client import StudentCallError
 from autograder.timing import analysis, explain, report
 from autograder.timing.calibration import (
@@ -60,6 +61,15 @@ def grading_device(lab: Lab, found: TimingReport | ReportError) -> dict[str, Any
     except StudentCallError:
         return {"cuda_available": False}
     return value if isinstance(value, dict) else {"cuda_available": False}
+
+
+def _cannot_start_cuda(outcome: outcomes.Failure) -> bool:
+    """Whether the grading sandbox could not start CUDA (out of memory, or CUDA's own error), by outcome type."""
+    if isinstance(outcome, outcomes.Crashed):
+        return True
+    return isinstance(outcome, outcomes.Raised) and (
+        outcome.raised_as("MemoryError") or "cuda" in outcome.message.lower() or "memory" in outcome.message.lower()
+    )
 
 
 def _report(lab: Lab, found: TimingReport | ReportError) -> TimingReport:
@@ -377,7 +387,7 @@ def test_remeasurement(lab: Lab, found: TimingReport | ReportError, grading_devi
         try:  # the grading sandbox may not be able to start CUDA (its address-space limit): then not comparable either
             lab.sandbox.call("timing", "time_attention", 256, data.attention.d, device, 1)
         except StudentCallError as error:
-            if "cuda" in error.reason.lower() or "memory" in error.reason.lower():
+            if _cannot_start_cuda(error.outcome):
                 grading_device["cuda_available"] = False
                 return
     attention, decoding = data.attention, data.decoding
