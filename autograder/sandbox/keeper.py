@@ -156,6 +156,7 @@ def _become_student(spec: dict[str, Any], fds: tuple[int, int, int]) -> NoReturn
     """
     try:
         try:
+            os.setsid()  # its own session and process group: a signal to its group never reaches the keeper
             _drop_privileges(spec)
             os.chdir(spec["work"])
             os.environ.clear()

@@ -183,6 +183,7 @@ def start(submission: Path, level: Level, limits: dict[str, Any], torch: bool | 
         folder = remove / "work"
         folder.mkdir(mode=0o700)
     _copy_submission(submission, folder)
+    folder.chmod(0o700)  # copytree copied the submission folder's own mode
     if uid is not None:
         _give(folder, uid, gid)
     inside = level == Level.NAMESPACES
@@ -231,7 +232,7 @@ def _start_directly(spec: dict[str, Any], fds: tuple[int, int, int], folder: Pat
             writable=(str(folder), environment.HOME),
             privileged=isolation.running_as_root(),
             capabilities=bwrap.CHILD_CAPABILITIES,
-            chdir=environment.HOME,
+            chdir="/",  # the student process moves in itself: as root the keeper may not enter a student's folder
         )
     else:
         command = isolated.command("autograder.sandbox.keeper", "main", json.dumps(spec))
