@@ -13,6 +13,7 @@ import os
 
 HOME = "/sandbox"  # the working copy, inside the namespaces layer
 TMP = "/tmp"
+PRIVATE = (TMP, "/dev/shm")  # writable, and private to each child, in the namespaces layer
 PACKAGE_PARENT = "/opt/attnlab"  # holds only the autograder package
 WORKS = "/var/attnlab/works"  # the fork server's view of every working copy (hidden from each child)
 KEPT_VARIABLES = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")  # older OpenBLAS crashes without them

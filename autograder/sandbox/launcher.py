@@ -190,7 +190,7 @@ def start(submission: Path, level: Level, limits: dict[str, Any], torch: bool | 
     spec: dict[str, Any] = {
         "work": environment.HOME if inside else str(folder),
         "env": environment.child_env(environment.HOME, environment.TMP) if inside else environment.child_env(folder),
-        "limits": limits,
+        "limits": limits | {"writable": list(environment.PRIVATE if inside else ())},
         "confine": {"userns": not isolation.running_as_root(), "name": folder.name} if inside and server else None,
         "uid": uid,
         "gid": gid,
