@@ -56,6 +56,7 @@ class Limits:
     output_limit_chars: int = 1_000_000  # printing more than this in one call fails the call
     reply_bytes: int = 64 << 20
     request_bytes: int = 256 << 20
+    audit_hook: bool = True  # False only in the kit's attack suite, to prove the OS layers hold on their own
 
 
 @dataclass

@@ -296,7 +296,10 @@ WATCHED = frozenset({"open", "import", "glob.glob", "subprocess.Popen", "pty.spa
 
 
 def _disarm_unaudited() -> None:
-    """Replace the process and signal functions that raise no audit event (before any student code runs)."""
+    """Replace the process and signal functions that raise no audit event (before any student code runs).
+
+    Every reference a loaded module holds is replaced too (``subprocess`` keeps its own ``_fork_exec``).
+    """
     import _posixsubprocess
     import posix
     import signal
@@ -307,18 +310,22 @@ def _disarm_unaudited() -> None:
 
         return stand_in
 
+    originals = {}
     for module, names in (
         (_posixsubprocess, ("fork_exec",)),
-        (posix, ("pidfd_open", "mkfifo", "mknod")),
-        (os, ("pidfd_open", "mkfifo", "mknod")),
+        (posix, ("pidfd_open", "mkfifo", "mknod", "fork", "forkpty")),
         (signal, ("pidfd_send_signal",)),
     ):
         for name in names:
             if hasattr(module, name):
-                setattr(module, name, refused(f"{module.__name__}.{name}"))
-    signal_module = sys.modules.get("_signal")
-    if signal_module is not None and hasattr(signal_module, "pidfd_send_signal"):
-        signal_module.pidfd_send_signal = signal.pidfd_send_signal
+                originals[id(getattr(module, name))] = refused(f"{name}")
+    for module in list(sys.modules.values()):
+        namespace = getattr(module, "__dict__", None)
+        if not isinstance(namespace, dict):
+            continue
+        for name, value in list(namespace.items()):
+            if callable(value) and id(value) in originals:
+                namespace[name] = originals[id(value)]
 
 
 def install(work: Path, allowed_callers: tuple = (), writable: tuple[str, ...] = ()) -> None:
