@@ -251,5 +251,5 @@ def test_the_hook_layer_can_be_forced(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setenv(isolation.ENV_LEVEL, "hook")
     assert isolation.choose() == Level.HOOK
-    with pytest.raises(isolation.IsolationRefused, match="needs isolation namespaces.*ATTNLAB_ISOLATION=hook"):
+    with pytest.raises(isolation.IsolationRefused, match=r"needs isolation namespaces.*ATTNLAB_ISOLATION=hook"):
         isolation.choose(Level.NAMESPACES)

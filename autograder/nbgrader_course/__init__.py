@@ -58,6 +58,11 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         help=f"seconds one student's whole grading may take (default: {DEFAULT_DEADLINE_S:g})",
     )
     parser.add_argument(
+        "--isolation",
+        choices=("namespaces", "user", "hook"),
+        help="refuse to grade with weaker isolation of student code than this (see `attnlab doctor`)",
+    )
+    parser.add_argument(
         "--force",
         action="store_true",
         help="rewrite an existing course's config, source and private files (the secret is kept)",
@@ -91,6 +96,7 @@ def command(args: argparse.Namespace) -> int:
         call_timeout_s=args.timeout,
         import_timeout_s=args.import_timeout,
         deadline_s=args.deadline,
+        isolation=args.isolation,
         force=args.force,
     )
     try:

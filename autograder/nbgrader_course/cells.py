@@ -63,6 +63,7 @@ class Outcome:
 
     tests: tuple[dict, ...] = ()
     failure: str = ""
+    isolation: str = ""  # the sandbox layer student code ran in (the report's extra_data)
 
 
 _runs: dict[tuple, Outcome] = {}  # private-folder runs of this kernel, by (folder, private, steps, content)
@@ -90,7 +91,7 @@ def grade(step_id: str, private: str | None = None, folder: str | os.PathLike = 
     checks = [test for test in outcome.tests if test.get("tags", [None])[0] == step.id]
     earned = sum(float(test["score"]) for test in checks)
     earned = float(min(max(earned, 0.0), step.points))
-    print(_feedback(step, checks, earned, outcome.failure, public_only=private is None))
+    print(_feedback(step, checks, earned, outcome.failure, public_only=private is None, isolation=outcome.isolation))
     return earned
 
 
@@ -186,8 +187,10 @@ def _outcome(code: int, out: bytes, err: bytes) -> Outcome:
         lines = err.decode("utf-8", "replace").strip().splitlines() or [f"exit status {code}"]
         return Outcome(failure=GRADER_FAILED.format(detail=lines[-1][:300]))
     try:
-        return Outcome(tests=tuple(json.loads(out)["tests"]))
-    except (ValueError, KeyError, TypeError):
+        report = json.loads(out)
+        isolation = str(report.get("extra_data", {}).get("isolation", ""))
+        return Outcome(tests=tuple(report["tests"]), isolation=isolation)
+    except (ValueError, KeyError, TypeError, AttributeError):
         return Outcome(failure=GRADER_FAILED.format(detail="its report was unreadable"))
 
 
@@ -201,7 +204,9 @@ def _stop(process: subprocess.Popen) -> None:
         process.communicate()
 
 
-def _feedback(step: tasks.Step, checks: list[dict], earned: float, failure: str, *, public_only: bool) -> str:
+def _feedback(
+    step: tasks.Step, checks: list[dict], earned: float, failure: str, *, public_only: bool, isolation: str = ""
+) -> str:
     possible = step.public_points if public_only else step.points
     lines = [f"{step.title}: {earned:g} of {possible:g} points" + (" (public checks)" if public_only else "")]
     if failure:
@@ -222,4 +227,6 @@ def _feedback(step: tasks.Step, checks: list[dict], earned: float, failure: str,
     if public_only and step.hidden_points:
         lines.append(HIDDEN_LATER.format(points=step.hidden_points))
     lines.append(f"Handout: {step.handout}")
+    if isolation:
+        lines.append(f"Student code ran with isolation: {isolation}")
     return "\n".join(lines)

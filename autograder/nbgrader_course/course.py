@@ -41,6 +41,7 @@ class CourseOptions:
     call_timeout_s: float | None = None  # sandbox seconds per call into student code (default: the engine's)
     import_timeout_s: float | None = None  # sandbox seconds to import a student module
     deadline_s: float = cells.DEFAULT_DEADLINE_S  # one student's whole grading run
+    isolation: str | None = None  # the weakest isolation layer grading may use ("namespaces", "user", "hook")
     force: bool = False
 
 
@@ -88,6 +89,8 @@ def write_course(options: CourseOptions) -> list[Path]:
         written.append(secret)
     limits = {"call_timeout_s": options.call_timeout_s, "import_timeout_s": options.import_timeout_s}
     settings = {"deadline_s": options.deadline_s, "limits": {k: v for k, v in limits.items() if v is not None}}
+    if options.isolation is not None:
+        settings["isolation"] = options.isolation
     written.append(_write(private / cells.SETTINGS, json.dumps(settings, indent=2) + "\n"))
     return written
 

@@ -54,13 +54,14 @@ def options_for(request: dict) -> engine.GradeOptions:
         seed=engine.seed_for(secret, str(request["student"])),
         steps=steps,
         limits=limits_from(settings),
+        isolation=settings.get("isolation"),
     )
 
 
 def main(request_json: str) -> int:
     try:
         report = engine.grade(options_for(json.loads(request_json)))
-    except (engine.GradingError, OSError, ValueError, KeyError) as error:
+    except (engine.GradingError, engine.IsolationRefused, OSError, ValueError, KeyError) as error:
         print(f"{type(error).__name__}: {error}", file=sys.stderr)
         return EXIT_INTERNAL
     print(render.gradescope_json(report))
