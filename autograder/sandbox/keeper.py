@@ -31,6 +31,7 @@ from __future__ import annotations
 import json
 import os
 import select
+import shutil
 import signal
 import socket
 import tempfile
@@ -42,6 +43,7 @@ EXIT_SETUP_FAILED = 71  # the student process could not be confined; no student 
 TMP_SIZE = "size=64m"
 SHM_SIZE = "size=16m"
 POLL_S = 0.01
+SHARED_TEMPORARY = ("/tmp", "/var/tmp", "/dev/shm")  # writable by every uid
 
 
 # -- entry points -------------------------------------------------------------------------
@@ -80,7 +82,7 @@ def start(spec: dict[str, Any], fds: tuple[int, int, int], report_fd: int | None
     student = os.fork()
     if student == 0:
         _become_student(spec, fds)
-    _keep(student, fds)
+    _keep(student, fds, spec)
 
 
 def selftest(spec_json: str) -> int:
@@ -193,7 +195,7 @@ def _drop_privileges(spec: dict[str, Any]) -> None:
 
 
 # -- keeping ----------------------------------------------------------------------------------------
-def _keep(student: int, fds: tuple[int, int, int]) -> NoReturn:
+def _keep(student: int, fds: tuple[int, int, int], spec: dict[str, Any]) -> NoReturn:
     """Wait for the student process or the grader; then end everything and report."""
     os.close(fds[0])
     os.close(fds[1])
@@ -206,6 +208,7 @@ def _keep(student: int, fds: tuple[int, int, int]) -> NoReturn:
         pass  # the grader is gone; still end everything
     finally:
         _end_all()
+        _remove_leftovers(spec)
         os._exit(0)  # closes the control socket: the grader reads end-of-file once nothing is left
 
 
@@ -243,6 +246,30 @@ def _end_all() -> None:
             os.waitpid(-1, 0)
         except ChildProcessError:
             return
+
+
+def _remove_leftovers(spec: dict[str, Any]) -> None:
+    """The user layer: what the sandbox's own uid left in the shared temporary folders goes with it (that uid is
+    this sandbox's alone, so everything it owns there is the child's)."""
+    uid = spec.get("uid")
+    if uid is None or spec.get("confine") or uid == 0:
+        return
+    for folder in SHARED_TEMPORARY:
+        try:
+            entries = os.scandir(folder)
+        except OSError:
+            continue
+        with entries:
+            for entry in entries:
+                try:
+                    if entry.stat(follow_symlinks=False).st_uid != uid:
+                        continue
+                    if entry.is_dir(follow_symlinks=False):
+                        shutil.rmtree(entry.path, ignore_errors=True)
+                    else:
+                        os.unlink(entry.path)
+                except OSError:
+                    pass
 
 
 def _children() -> list[int]:

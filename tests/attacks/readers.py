@@ -121,13 +121,28 @@ def _scan_environ(secret):
 
 
 def _other_copies():
-    found = []
-    for folder in ("/tmp", "/var/attnlab/works", os.path.dirname(os.getcwd())):
+    """How many other working copies' softmax.py this process can read."""
+    own = os.path.realpath("softmax.py")
+    readable = 0
+    parent = os.path.dirname(os.getcwd())
+    for top in ("/tmp", "/var/attnlab/works") + ((parent,) if parent != "/" else ()):
         try:
-            found += [n for n in os.listdir(folder) if n.startswith(("attnlab-", "w-"))]
+            names = os.listdir(top)
         except OSError:
-            pass
-    return len([n for n in found if os.path.join(os.path.dirname(os.getcwd()), n) != os.getcwd()])
+            continue
+        for name in names:
+            if top == "/tmp" and not name.startswith(("attnlab-sandbox-", "attnlab-zygote-")):
+                continue  # only the grader's working copies (this machine's /tmp holds other people's files)
+            for parent, _, files in os.walk(os.path.join(top, name)):
+                if parent.count("/") > 6:
+                    break
+                path = os.path.join(parent, "softmax.py")
+                if "softmax.py" in files and os.path.realpath(path) != own:
+                    try:
+                        readable += bool(_cat(path))
+                    except OSError:
+                        pass
+    return readable
 
 
 def run(targets, x=None):

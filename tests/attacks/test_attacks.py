@@ -63,6 +63,7 @@ class Setting:
 
     level: Level
     hook: bool = True
+    python: str = sys.executable  # the user layer may need a Python other users can read
 
     @property
     def id(self) -> str:
@@ -70,9 +71,14 @@ class Setting:
 
 
 def settings() -> list[Setting]:
-    found = [Setting(level) for level in layers.testable()]
+    """Every layer that works here; the namespaces layer also without the audit hook; the user layer also
+    without the hook, with a Python other users can read where this one is closed to them."""
+    found = [Setting(level) for level in layers.testable() if level != Level.USER]
     if Level.NAMESPACES in layers.testable():
         found.append(Setting(Level.NAMESPACES, hook=False))
+    python = layers.user_python()
+    if python is not None:
+        found += [Setting(Level.USER, python=python), Setting(Level.USER, hook=False, python=python)]
     return found
 
 
@@ -236,7 +242,7 @@ def test_the_attack_gains_nothing_and_leaves_nothing(
     folder = _submission(stage, attack, tmp_path, attack_json, marker)
     before = _snapshot(stage.watched())
     sites = {str(p): sorted(os.listdir(p)) for p in _site_folders() if p.is_dir()}
-    command = [sys.executable, "-m", "tests.attacks.driver", str(folder), str(stage.reference), str(stage.hidden)]
+    command = [setting.python, "-m", "tests.attacks.driver", str(folder), str(stage.reference), str(stage.hidden)]
     command += [str(attack_json), str(reference_json), str(kit.TEST_SEED), "hook" if setting.hook else "no-hook"]
     started = time.monotonic()
     done = subprocess.run(command, cwd=kit.ROOT, env=_env(stage, setting), capture_output=True, text=True, timeout=400)
@@ -286,7 +292,7 @@ def test_the_attack_gains_nothing_and_leaves_nothing(
     # the reference right after: the same process, then a new one
     assert reference["score"] == reference["max_score"] > 0, reference
     fresh = subprocess.run(
-        [sys.executable, "-m", "autograder", "grade", str(stage.reference), "--step", "softmax", "--seed",
+        [setting.python, "-m", "autograder", "grade", str(stage.reference), "--step", "softmax", "--seed",
          str(kit.TEST_SEED), "--hidden", str(stage.hidden), "--reference", str(stage.reference),
          "--json", str(tmp_path / "fresh.json")],
         cwd=tmp_path, env=_env(stage, setting), capture_output=True, text=True, timeout=300,
