@@ -29,11 +29,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = ROOT / "solutions" / "lab07_attention"
-HANG = '''
+HANG = """
     import signal, time
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     time.sleep(10**6)
-'''
+"""
 
 
 def grade(folder: Path, level: str, json_path: Path) -> float:

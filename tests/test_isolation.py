@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from autograder import cli
+from autograder.cli.common import EXIT_USAGE
 from autograder.sandbox import bwrap, isolation
 from autograder.sandbox.client import Limits, Sandbox
 from autograder.sandbox.isolation import Level
@@ -68,7 +69,7 @@ def test_doctor_names_every_layer_and_the_one_used(capsys: pytest.CaptureFixture
 def test_grade_refuses_a_weaker_layer_than_asked(monkeypatch: pytest.MonkeyPatch, capsys) -> None:
     monkeypatch.setenv(isolation.ENV_LEVEL, "hook")
     code = cli.main(["grade", str(kit.SOLUTIONS), "--step", "softmax", "--isolation", "namespaces"])
-    assert code == cli.EXIT_USAGE
+    assert code == EXIT_USAGE
     error = capsys.readouterr().err
     assert "not graded: grading needs isolation namespaces, but this machine gives only hook" in error
     assert "attnlab doctor" in error

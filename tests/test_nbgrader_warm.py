@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from autograder import tasks
 from autograder.nbgrader_course import cells, course, warm
+from autograder.nbgrader_course.private import DEFAULT_DEADLINE_S
 from tests import kit
 
 STEPS = ("softmax", "mask")
@@ -22,7 +24,7 @@ def private(tmp_path_factory: pytest.TempPathFactory):
     warm.stop(folder / "private")
 
 
-def graded(submission: Path, private: Path, deadline_s: float = cells.DEFAULT_DEADLINE_S) -> cells.Outcome:
+def graded(submission: Path, private: Path, deadline_s: float = DEFAULT_DEADLINE_S) -> cells.Outcome:
     return cells._grade_once(submission.resolve(), STEPS, private.resolve(), deadline_s)
 
 
@@ -32,7 +34,7 @@ def test_a_warm_worker_grades_as_a_fresh_process(private: Path, monkeypatch: pyt
     monkeypatch.setenv(warm.ENV_SWITCH, "0")
     cold = graded(kit.SOLUTIONS, private)
     assert warm_first == warm_again == cold and not cold.failure
-    assert sum(float(t["score"]) for t in cold.tests) == sum(kit.tasks.step(s).points for s in STEPS)
+    assert sum(float(t["score"]) for t in cold.tests) == sum(tasks.step(s).points for s in STEPS)
     stubs = graded(kit.STUBS, private)
     monkeypatch.delenv(warm.ENV_SWITCH)
     assert graded(kit.STUBS, private) == stubs  # a student's run leaves nothing behind for the next

@@ -13,13 +13,14 @@ import functools
 import sys
 
 from autograder import cli
+from autograder.cli import grade
 from autograder.sandbox.client import Limits
 
 
 def main(argv: list[str]) -> int:
     attack, reference, hidden, attack_json, reference_json, seed, hook = argv
     if hook == "no-hook":
-        cli.Limits = functools.partial(Limits, audit_hook=False)
+        grade.Limits = functools.partial(Limits, audit_hook=False)
     common = ["--step", "softmax", "--hidden", hidden, "--reference", reference, "--seed", seed]
     code = cli.main(["grade", attack, "--json", attack_json, *common])
     print("=== the reference, same process ===", flush=True)
