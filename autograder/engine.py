@@ -174,6 +174,10 @@ class GradingPlugin:
         if report.passed:
             return CheckResult(passed=True, **common)
         error = call.excinfo.value if call.excinfo else None
+        cause = outcomes.root_cause(error.outcome) if isinstance(error, CheckFailed) and error.outcome else None
+        if isinstance(cause, outcomes.Refused) and cause.isolation:  # no student code ran: the machine's failure
+            detail = f"the sandbox could not isolate student code: {cause.reason}"
+            return CheckResult(passed=False, message=INTERNAL.format(error=detail[:300]), internal_error=True, **common)
         if isinstance(error, CheckFailed):
             failure = _call_failure(error) if error.outcome is not None else None
             return CheckResult(

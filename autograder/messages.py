@@ -76,6 +76,7 @@ BUDGET_SPENT = "was not called: this step's calls already took {seconds:g} s, it
 KILLED_BY_SIGNAL = "ended the grading process with signal {signal} ({meaning})"
 EXITED = "ended the grading process with exit code {code} (os._exit or a crash in native code)"
 REFUSED = "tried something the grading sandbox does not allow ({reason})"
+UNISOLATED = "could not run: the grading sandbox could not isolate it on this machine ({reason})"
 TOO_LARGE = "returned more data than the grader accepts ({limit:g} MiB)"
 TOO_MUCH_OUTPUT = "printed {count} characters, more than the grader accepts in one call ({limit})"
 MALFORMED = "your code returned something the grader cannot read ({detail})"
@@ -136,7 +137,7 @@ def _predicate(outcome: outcomes.Failure, function: str) -> str:
     if isinstance(outcome, outcomes.Exited):
         return EXITED.format(code=outcome.code)
     if isinstance(outcome, outcomes.Refused):
-        return REFUSED.format(reason=outcome.reason)
+        return (UNISOLATED if outcome.isolation else REFUSED).format(reason=outcome.reason)
     if isinstance(outcome, outcomes.TooLarge):
         return TOO_LARGE.format(limit=outcome.limit_bytes / (1 << 20))
     if isinstance(outcome, outcomes.TooMuchOutput):

@@ -116,3 +116,19 @@ def test_the_report_says_why_calls_failed_and_where_student_code_ran() -> None:
     failures = {c.call_failure for c in report.step("softmax").checks if c.call_failure is not None}
     assert failures and all(f.kind == "raised" and f.function == "softmax.softmax" for f in failures)
     assert all(f.exception_type == "NotImplementedError" and "RuntimeError" in f.exception_mro for f in failures)
+
+
+def test_a_child_that_cannot_be_confined_is_the_machines_failure(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No student code runs, and the report says the grader failed (exit 3), not that the student did."""
+    from autograder.sandbox import launcher
+
+    monkeypatch.setattr(launcher, "student_ids", lambda level: (-1, -1))  # setuid(-1) always fails
+    (tmp_path / "m.py").write_text("def f():\n    return 1\n")
+    with Sandbox(tmp_path) as box:
+        found = box.run_call("m", "f")
+    assert isinstance(found, out.ImportFailed) and isinstance(found.cause, out.Refused) and found.cause.isolation
+    assert "could not isolate it" in messages.call_outcome(found, "f")
+    report = kit.grade(kit.SOLUTIONS, steps=("softmax",), public_only=True)
+    assert report.internal_errors == len(report.step("softmax").checks) and report.earned == 0

@@ -72,10 +72,12 @@ class Hangs:
     inside: dict[str, float] = field(default_factory=dict)
 
     def record(self, key: str, timed_out: out.TimedOut) -> None:
-        where = timed_out.function or key
-        self.called[key] = out.Skipped(out.HUNG_EARLIER, function=where, seconds=timed_out.seconds)
+        """``key`` (the call) did not return: where it was is replaced in later children; when that is the
+        function itself, or unknown (a hang in native code), the call itself is never made again."""
         if timed_out.function:
             self.inside[timed_out.function] = timed_out.seconds
+        if timed_out.function in (None, key):  # else: later calls that do not reach the hang still run
+            self.called[key] = out.Skipped(out.HUNG_EARLIER, function=key, seconds=timed_out.seconds)
 
 
 class _ChildDied(Exception):
@@ -195,9 +197,10 @@ class Sandbox:
         """How the child ended (it has, or is about to)."""
         ended = self._child.poll_ended(2.0) if self._child is not None else None
         self._stop(graceful=False)
-        if ended is None or ended.error is not None:
-            detail = ended.error if ended is not None else "its exit status is lost"
-            return out.Refused(f"the grading process ended unexpectedly: {detail}")
+        if ended is None:
+            return out.Refused("the grading process ended unexpectedly (its exit status is lost)")
+        if ended.error is not None:  # the keeper's own report: the child was never confined, no student code ran
+            return out.Refused(ended.error, isolation=True)
         if os.WIFSIGNALED(ended.status):
             number = os.WTERMSIG(ended.status)
             try:
@@ -213,7 +216,7 @@ class Sandbox:
             try:
                 self._start()
             except OSError as error:
-                return out.Refused(f"the sandbox could not start a child ({error})")
+                return out.Refused(f"the sandbox could not start a child ({error})", isolation=True)
         if not self._torch_ready and any(isinstance(a, AsTorch) for a in (*args, *kwargs.values())):
             self._torch_ready = True
             prepared = self._request({"kind": "torch"}, (), {}, self.limits.import_timeout_s)

@@ -99,10 +99,12 @@ class Exited(_Escaped):
 
 @dataclass(frozen=True)
 class Refused(_Escaped):
-    """The sandbox refused what the code tried (its policy), or could not isolate the child at all."""
+    """The sandbox refused what the code tried (its policy), or (``isolation``) could not isolate the child at all:
+    then no student code ran, and the failure is the grading machine's, not the student's."""
 
     reason: str
     output: str = field(default="", repr=False)
+    isolation: bool = False
 
 
 @dataclass(frozen=True)
