@@ -33,6 +33,7 @@ from pathlib import Path
 
 import pytest
 
+from autograder import tasks
 from autograder.sandbox import isolation
 from autograder.sandbox.isolation import Level
 from tests import kit, layers
@@ -96,11 +97,11 @@ class Stage:
 
     @property
     def hidden(self) -> Path:
-        return self.kit / "hidden" / kit.tasks.LAB
+        return self.kit / "hidden" / tasks.LAB
 
     @property
     def reference(self) -> Path:
-        return self.kit / "solutions" / kit.tasks.LAB
+        return self.kit / "solutions" / tasks.LAB
 
     @property
     def other(self) -> Path:
