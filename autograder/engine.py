@@ -32,7 +32,7 @@ from autograder.reference import Reference
 from autograder.report.model import CallFailure, CheckResult, GradeReport, StepResult
 from autograder.sandbox import outcome as outcomes
 from autograder.sandbox.client import Hangs, IsolationRefused, Level, Limits, Sandbox, prestart
-from autograder.sandbox.isolation import choose
+from autograder.sandbox.isolation import choose, readable_by_others
 from autograder.sourceonly import source_only
 
 __all__ = ["GradeOptions", "GradingError", "IsolationRefused", "grade", "seed_for", "with_note"]
@@ -44,6 +44,10 @@ NOTE_DEFAULT_SECRET = (
     "--secret-file) so students cannot predict them"
 )
 NOTE_NO_HIDDEN = "no hidden graders were found, so only the public checks ran"
+NOTE_READABLE = (
+    "{path} is readable by every user, so student code (isolation: user) could read it; "
+    "make it private (chmod -R o-rwx) or grade where bubblewrap works"
+)
 INTERNAL = "The grader itself failed on this check ({error}); this is not your mistake, tell your instructor."
 
 
@@ -294,6 +298,10 @@ def grade(options: GradeOptions) -> GradeReport:
     notes = []
     if options.hidden is None and not options.public_only:
         notes.append(NOTE_NO_HIDDEN)
+    if level == Level.USER:
+        notes += [
+            NOTE_READABLE.format(path=p) for p in (options.hidden, options.reference) if p and readable_by_others(p)
+        ]
     return GradeReport(
         submission=str(options.submission),
         steps=tuple(steps),

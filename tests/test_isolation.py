@@ -171,4 +171,6 @@ def test_the_user_layer_grades_the_reference_as_another_uid(tmp_path: Path) -> N
     assert done.returncode == 0, done.stderr[-2000:]
     results = json.loads(out.read_text())
     assert results["extra_data"]["isolation"] == "user" and results["score"] == results["max_score"] > 0
+    if isolation.readable_by_others(kit.HIDDEN):  # the kit's own hidden graders: the report warns
+        assert f"{kit.HIDDEN} is readable by every user" in results["output"]
     assert sys.executable != python or isolation._user()[0]

@@ -147,6 +147,15 @@ def _closed_folder(path: str) -> str | None:
     return None
 
 
+def readable_by_others(path: os.PathLike | str) -> bool:
+    """Whether a user other than the owner can read ``path`` (every folder on the way open to them, the file or
+    folder itself readable): at the user layer, student code could."""
+    try:
+        return _closed_folder(os.path.dirname(os.path.realpath(path))) is None and bool(os.stat(path).st_mode & 0o004)
+    except OSError:
+        return False
+
+
 def _probe_user() -> tuple[bool, str]:
     if not running_as_root():
         return False, "the grader does not run as root (only root can run student code as another user)"
