@@ -219,7 +219,8 @@ def _wait_for(student: int, control: socket.socket) -> int:
     except (AttributeError, OSError):
         watch = None
     while True:
-        ready, _, _ = select.select([control] + ([watch] if watch is not None else []), [], [], POLL_S)
+        watched = [control] + ([watch] if watch is not None else [])
+        ready, _, _ = select.select(watched, [], [], None if watch is not None else POLL_S)
         done, status = os.waitpid(student, os.WNOHANG)
         if done:
             return status
