@@ -10,7 +10,9 @@ the student process started, waits until they are gone, and only then closes
 the control socket: the grader's end of it reading end-of-file means nothing of
 that child is left. The keeper is PID 1 of its own PID namespace in the
 namespaces layer (leaving it ends the namespace); elsewhere it is a child
-subreaper (orphans of the student process become its children).
+subreaper (orphans of the student process become its children), and in the
+user layer it also removes what the sandbox's own uid left in the shared
+temporary folders.
 
 Inside the fork server of the namespaces layer, each child first gets its own
 namespaces (:func:`_confine`): a new PID, mount, network, IPC and UTS namespace
