@@ -17,6 +17,8 @@ import numpy as np
 
 from autograder import diagnose, messages
 from autograder.diagnose.catalog import MISTAKES
+from autograder.evidence import RECORDER, Evidence, keepable
+from autograder.i18n import _
 from autograder.sandbox.client import Sandbox, StudentCallError
 from autograder.sandbox.protocol import Unsupported
 from autograder.tasks import Step
@@ -28,9 +30,9 @@ RTOL, ATOL = 1e-4, 1e-6
 class CheckFailed(AssertionError):
     """A check that did not hold; ``mistake`` is the recognised mistake's id, if any."""
 
-    def __init__(self, message: str, mistake: str | None = None) -> None:
+    def __init__(self, message: str, mistake: str | None = None, evidence: Evidence | None = None) -> None:
         super().__init__(message)
-        self.message, self.mistake = message, mistake
+        self.message, self.mistake, self.evidence = message, mistake, evidence
 
 
 @dataclass
@@ -42,9 +44,11 @@ class Got:
     value: Any
     output: str = field(default="", repr=False)
 
-    def fail(self, expected: str, got: str, mistake_id: str | None = None) -> NoReturn:
+    def fail(
+        self, expected: str, got: str, mistake_id: str | None = None, evidence: Evidence | None = None
+    ) -> NoReturn:
         text = MISTAKES[mistake_id].text if mistake_id else None
-        raise CheckFailed(messages.failure(self.step, self.call, expected, got, text), mistake_id)
+        raise CheckFailed(messages.failure(self.step, self.call, expected, got, text), mistake_id, evidence)
 
     def with_value(self, value: Any) -> Got:
         """The same call with a value derived from it (e.g. the unmasked entries)."""
@@ -156,19 +160,60 @@ class Lab:
 
 
 def expect_close(
-    got: Got, expected: Any, *, wrong: Mapping[str, Any] | None = None, rtol: float = RTOL, atol: float = ATOL
+    got: Got,
+    expected: Any,
+    *,
+    wrong: Mapping[str, Any] | None = None,
+    rtol: float = RTOL,
+    atol: float = ATOL,
+    axes: tuple[str, ...] = (),
+    ticks: tuple[tuple[str, ...], ...] = (),
+    exhibit: str = "",
 ) -> np.ndarray:
-    """Expect an array equal to ``expected`` within tolerance; diagnose against ``wrong``."""
+    """Expect an array equal to ``expected`` within tolerance; diagnose against ``wrong``.
+
+    ``axes`` name the array's axes and ``ticks`` label their entries for the
+    report's heatmaps (English; translated here); ``exhibit`` names a value the
+    report shows even when the check passes (see :mod:`autograder.evidence`).
+    """
     expected = np.asarray(expected, dtype=float)
     array = got.array(expected.shape).astype(float)
     same_inf = np.array_equal(np.isinf(array), np.isinf(expected)) and np.array_equal(
         np.sign(array[np.isinf(array)]), np.sign(expected[np.isinf(expected)])
     )
     finite = np.isfinite(expected)
-    if same_inf and np.allclose(array[finite], expected[finite], rtol=rtol, atol=atol) and not np.isnan(array).any():
+    close = same_inf and np.allclose(array[finite], expected[finite], rtol=rtol, atol=atol)
+    passed = bool(close and not np.isnan(array).any())
+    evidence = _evidence(got, expected, array, axes, ticks, exhibit, passed)
+    if passed:
+        if exhibit and evidence is not None:
+            RECORDER.record(evidence)
         return array
     mistake = diagnose.identify(array, wrong or {})
-    got.fail(messages.short(expected), messages.short(array) + messages.worst_entry(array, expected), mistake)
+    got.fail(messages.short(expected), messages.short(array) + messages.worst_entry(array, expected), mistake, evidence)
+
+
+def _evidence(
+    got: Got,
+    expected: np.ndarray,
+    array: np.ndarray,
+    axes: tuple[str, ...],
+    ticks: tuple[tuple[str, ...], ...],
+    exhibit: str,
+    passed: bool,
+) -> Evidence | None:
+    """The arrays of one comparison for the report's pictures, when they are small enough to draw."""
+    if not keepable(expected, array):
+        return None
+    return Evidence(
+        call=_(got.call),
+        expected=expected.copy(),
+        got=array.copy(),
+        axes=tuple(_(a) for a in axes),
+        ticks=ticks,
+        exhibit=exhibit,
+        passed=passed,
+    )
 
 
 def expect_that(

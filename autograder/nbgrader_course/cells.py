@@ -208,7 +208,7 @@ def _feedback(step: tasks.Step, checks: list[dict], earned: float, failure: str,
         lines.append(NO_CHECKS)
     for test in checks:
         passed = float(test["score"]) >= float(test["max_score"])
-        name = str(test["name"]).removeprefix(f"{step.title}: ")
+        name = str(test.get("extra_data", {}).get("title") or test["name"])
         hidden = " (hidden)" if test.get("visibility") == "after_published" else ""
         lines.append(f"  {'passed' if passed else 'FAILED'}  {name}{hidden} [{float(test['max_score']):g} pt]")
         if not passed:
