@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from autograder.i18n import N_, _
-from autograder.tasks import Step
+from autograder.i18n import N_, _, language
+from autograder.tasks import Step, handout_link
 
 # The English source of each template; ``_()`` looks up the active language's text where it is filled.
 FAILURE = N_(
@@ -44,13 +44,18 @@ def failure(step: Step, call: str, expected: str, got: str, diagnosis: str | Non
         got=_(got),
         diagnosis=_(DIAGNOSIS).format(text=_(diagnosis)) if diagnosis else "",
         title=_(step.title),
-        handout=step.handout,
+        handout=handout(step),
     )
+
+
+def handout(step: Step) -> str:
+    """The step's section in the handout of the active language."""
+    return handout_link(step, language())
 
 
 def not_implemented(step: Step, functions: list[str]) -> str:
     """One line for the functions of ``step`` that still raise ``NotImplementedError``."""
-    return _(NOT_IMPLEMENTED).format(functions=", ".join(functions), title=_(step.title), handout=step.handout)
+    return _(NOT_IMPLEMENTED).format(functions=", ".join(functions), title=_(step.title), handout=handout(step))
 
 
 def plain(value: Any) -> Any:

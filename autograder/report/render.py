@@ -48,5 +48,5 @@ def gradescope(report: GradeReport, *, evidence: bool = False) -> dict:
     }
 
 
-def gradescope_json(report: GradeReport) -> str:
-    return json.dumps(gradescope(report), indent=2, ensure_ascii=False)
+def gradescope_json(report: GradeReport, *, evidence: bool = False) -> str:
+    return json.dumps(gradescope(report, evidence=evidence), indent=2, ensure_ascii=False)

@@ -34,7 +34,6 @@ EXPECTED, YOURS, DIFFERENCE = N_("expected"), N_("yours"), N_("yours − expecte
 ROW, COLUMN, ENTRY = N_("row"), N_("column"), N_("entry")
 LARGEST = N_("largest difference {size} at {where}")
 SLICE = N_("shown at index {index} of the leading axes")
-SUMS = N_("Σ row")
 CHAPTER, YOURS_WEIGHTS = N_("the chapter's weights"), N_("your weights")
 STYLE = {"font.family": "DejaVu Sans", "font.size": 9, "axes.titlesize": 10}
 
@@ -105,14 +104,16 @@ def _panel(ax, values: np.ndarray, title: str, evidence: Evidence, labels: tuple
 
 
 def _sums(ax, values: np.ndarray) -> None:
-    """Row sums to the right of a small matrix, column sums below it."""
+    """Row sums to the right of a small matrix and column sums below it, inside the axes."""
     if max(values.shape) > ANNOTATE_MAX or values.shape[0] == 1:
         return
     rows, columns = values.shape
+    ax.set_xlim(-0.5, columns - 0.5 + 0.95)
+    ax.set_ylim(rows - 0.5 + 0.6, -0.5)
     for i, total in enumerate(np.sum(values, axis=1)):
-        ax.text(columns - 0.35, i, f"Σ {_number(total)}", ha="left", va="center", fontsize=8)
+        ax.text(columns - 0.4, i, f"Σ {_number(total)}", ha="left", va="center", fontsize=7.5)
     for j, total in enumerate(np.sum(values, axis=0)):
-        ax.text(j, rows - 0.3, f"Σ {_number(total)}", ha="center", va="top", fontsize=8)
+        ax.text(j, rows - 0.45, f"Σ {_number(total)}", ha="center", va="top", fontsize=7.5)
 
 
 def _png(figure: Figure) -> bytes:
