@@ -84,6 +84,15 @@ def plain_numbers() -> Iterator[None]:
         yield
 
 
+def entry(value: float) -> str:
+    """One array entry as the chapter writes it: four decimals (0.0759), or powers of ten when far from 1."""
+    if not np.isfinite(value):
+        return "nan" if np.isnan(value) else "inf" if value > 0 else "-inf"
+    if value == 0 or 1e-3 <= abs(value) < 1e5:
+        return f"{value + 0.0:.4f}"
+    return f"{value:.3e}"
+
+
 def short(value: Any) -> str:
     """A one-line, bounded rendering of a value for a message."""
     value = plain(value)
@@ -98,7 +107,7 @@ def short(value: Any) -> str:
                 edgeitems=2,
                 separator=", ",
                 max_line_width=10_000,
-                formatter={"float_kind": lambda v: f"{v:.4g}"},  # 0.175, not numpy's padded "0.175 "
+                formatter={"float_kind": entry},  # 0.1750, as the chapter prints it; not numpy's padded "0.175 "
             )
         text = _(ARRAY).format(shape=shape(value), values=" ".join(body.split()))
     elif isinstance(value, float):
