@@ -51,8 +51,7 @@ ANSWERS_HIDDEN = N_(
     "answered; listing them here would give the answers away.*"
 )
 NO_MISTAKES = N_(
-    "*No known mistakes are listed for this step yet; a failed check still says what was "
-    "expected and what came back.*"
+    "*No known mistakes are listed for this step yet; a failed check still says what was expected and what came back.*"
 )
 MISTAKES_INTRO = N_(
     "A failed check whose answer matches one of these known wrong answers names it after *Likely mistake:*"

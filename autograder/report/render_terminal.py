@@ -44,21 +44,22 @@ def _rule(width: int) -> str:
 
 def _table(report: GradeReport) -> list[str]:
     name, earned, points, checks = (_(h) for h in HEADINGS)
-    head = f"{name:<{STEP_COLUMN}}{earned:>8}{points:>8}  {checks}"
-    width = max(len(head), STEP_COLUMN + 16 + 12)
+    column = max(STEP_COLUMN, *(len(_(r.step.title)) + 2 for r in report.steps))
+    head = f"{name:<{column}}{earned:>8}{points:>8}  {checks}"
+    width = max(len(head), column + 16 + 12)
     lines = [head, _rule(width)]
     passed_total = 0
     for result in report.steps:
         passed = len(result.checks) - len(result.failed)
         passed_total += passed
         lines.append(
-            f"{_(result.step.title):<{STEP_COLUMN}}{_points(result.earned):>8}{_points(result.possible):>8}  "
+            f"{_(result.step.title):<{column}}{_points(result.earned):>8}{_points(result.possible):>8}  "
             f"{passed}/{len(result.checks)}"
         )
     count = sum(len(r.checks) for r in report.steps)
     lines.append(_rule(width))
     lines.append(
-        f"{_(TOTAL):<{STEP_COLUMN}}{_points(report.earned):>8}{_points(report.possible):>8}  {passed_total}/{count}"
+        f"{_(TOTAL):<{column}}{_points(report.earned):>8}{_points(report.possible):>8}  {passed_total}/{count}"
     )
     return lines
 
