@@ -9,6 +9,7 @@ Block kinds (see :mod:`autograder.handout.blocks`):
 - ``checks:<step>``: the public checks with their points, and the command to run them.
 - ``errata:chapter``: the chapter's printed slips and their correct values.
 - ``windows:timing``: the sweeps of ``attnlab timing`` and the ranges its report is held to.
+- ``figure:<name>``: a figure and its numbered caption (:mod:`autograder.handout.captions`).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import importlib
 from pathlib import Path
 
 from autograder import i18n, tasks
-from autograder.handout import blocks, checks, contract, values
+from autograder.handout import blocks, captions, checks, contract, values
 from autograder.i18n import N_, _
 from autograder.kit import Kit
 
@@ -166,6 +167,12 @@ class Generator:
             return values.errata_markdown()
         if kind == "windows" and key == "timing":
             return timing_windows_markdown()
+        if kind == "figure":
+            if key not in captions.CAPTIONS:
+                raise blocks.BlockError(
+                    f"block figure:{key}: no figure {key!r} (known: {', '.join(captions.CAPTIONS)})"
+                )
+            return captions.figure_markdown(key)
         if key not in tasks.BY_ID:
             raise blocks.BlockError(f"block {kind}:{key}: {key!r} is not a registered step")
         step = tasks.step(key)
