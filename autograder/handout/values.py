@@ -109,7 +109,7 @@ def values_markdown(ids: dict[str, bool]) -> str:
         if chapter.entries().get(entry) == "MISMATCH":
             value += _(PRINTS).format(printed=note["printed"])
         hidden = "" if ids[entry] else _(HIDDEN_CHECKS)
-        rows.append(f"| `{entry}` | {cell(note['section'])} | {cell(note['what'])}{hidden} | {cell(value)} |")
+        rows.append(f"| `{entry}` | {cell(note['section'])} | {cell(_(note['what']))}{hidden} | {cell(value)} |")
     return "\n".join(rows)
 
 
@@ -121,7 +121,7 @@ def errata_markdown() -> str:
             continue
         note = notes()[entry]
         rows.append(
-            f"| {cell(note['section'])} (`{entry}`) | {cell(note['what'])} | {cell(note['printed'])} "
-            f"| {cell(shown(raw(entry)))} | {cell(note.get('erratum', ''))} |"
+            f"| {cell(note['section'])} (`{entry}`) | {cell(_(note['what']))} | {cell(note['printed'])} "
+            f"| {cell(shown(raw(entry)))} | {cell(_(note.get('erratum', '')))} |"
         )
     return "\n".join(rows)

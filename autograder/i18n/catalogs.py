@@ -33,6 +33,9 @@ SAME_IN_EVERY_LANGUAGE = frozenset(
     {"softmax", "Softmax", "KV cache", "RoPE", "ALiBi", "GELU", "LayerNorm", "RMSNorm", "SDPA", "logits"}
 )
 IDENTIFIER = re.compile(r"^[\w.\[\]()=, *+/\-^|`'{}:]*$")  # code-like messages: names, calls, formulas
+TOKEN = re.compile(r"[\w^]+")  # a word, a name or a number; names with _, digits or ^ (d_model, W^Q) are code
+MATH_NAMES = frozenset({"sqrt", "exp", "log", "softmax", "relu", "gelu", "rowsum", "sum", "max", "min", "mean", "var"})
+KEPT_WORDS = frozenset({"head", "heads", "gamma", "beta", "eps"})  # words the chapter writes in English too
 
 
 def po_path(lang: str) -> Path:
@@ -133,8 +136,14 @@ def placeholders(text: str) -> list[str]:
 
 
 def may_stay_english(message: str) -> bool:
-    """Whether a translation may equal the English: a technical word the chapter keeps, or code."""
-    return message in SAME_IN_EVERY_LANGUAGE or (IDENTIFIER.match(message) is not None and " " not in message.strip())
+    """Whether a translation may equal the English: a technical word the chapter keeps, code, or a formula.
+
+    A formula (``Q = X W^Q``, ``QK^T/sqrt(2)``) has no word but math function names.
+    """
+    if message in SAME_IN_EVERY_LANGUAGE or (IDENTIFIER.match(message) is not None and " " not in message.strip()):
+        return True
+    words = [t for t in TOKEN.findall(message) if len(t) >= 3 and t.isalpha()]
+    return all(word.lower() in MATH_NAMES | KEPT_WORDS for word in words)
 
 
 @dataclass(frozen=True)

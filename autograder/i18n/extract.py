@@ -1,4 +1,4 @@
-"""A Babel extractor for grader files: their check titles, then every marked string.
+"""Babel extractors for what Babel's python extractor cannot see: grader check titles and the catalog notes.
 
 A check's title is the first paragraph of its test function's docstring
 (:func:`docstring_title`), which Babel's python
@@ -11,6 +11,7 @@ Registered in ``autograder/locale/babel.cfg`` by its dotted name.
 from __future__ import annotations
 
 import ast
+import json
 from collections.abc import Collection, Iterator, Mapping
 from typing import IO, Any
 
@@ -46,3 +47,23 @@ def grader_files(
         yield line, None, title, [f"Title of the check {name}"]
     fileobj.seek(0)
     yield from extract_python(fileobj, keywords, comment_tags, options)
+
+
+NOTE_FIELDS = ("what", "erratum")  # the catalog notes' texts a student reads in the handout's value tables
+
+
+def catalog_notes(
+    fileobj: IO[bytes], keywords: Mapping[str, Any], comment_tags: Collection[str], options: Mapping[str, Any]
+) -> Iterator[tuple[int, str | None, str, list[str]]]:
+    """Babel extractor for ``autograder/handout/catalog_notes.json``: each entry's description and erratum.
+
+    JSON has no gettext markers, so its texts are read by field name; the line is
+    that of the entry's id, so a translator can find it.
+    """
+    text = fileobj.read().decode("utf-8")
+    lines = text.splitlines()
+    for entry, note in json.loads(text)["entries"].items():
+        line = next((n for n, content in enumerate(lines, start=1) if f'"{entry}"' in content), 0)
+        for field in NOTE_FIELDS:
+            if note.get(field):
+                yield line, None, note[field], [f"{field} of the chapter value {entry}"]
