@@ -51,6 +51,12 @@ def test_an_unknown_language_asked_for_by_name_is_an_error() -> None:
         i18n.choose(None, {"ATTNLAB_LANG": "klingon"})
 
 
+def test_graded_code_falls_back_to_english_instead_of_failing(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ATTNLAB_LANG", "klingon")
+    assert i18n.choose_or_source() == "en"
+    assert i18n.choose_or_source("tr") == "tr"
+
+
 def test_the_active_language_translates_and_english_reads_the_source() -> None:
     with i18n.using("tr"):
         assert _("Causal mask") == "Nedensel maske"

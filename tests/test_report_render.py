@@ -150,3 +150,10 @@ def test_a_folder_without_lab_files_is_one_line_and_exit_two(tmp_path) -> None:
     assert done.stdout == "" and len(done.stderr.strip().splitlines()) == 1
     assert "none of the lab's files" in done.stderr
     assert kit.STUBS.is_dir()
+
+
+def test_an_unknown_language_variable_is_a_usage_error() -> None:
+    from tests.test_cli import run_cli
+
+    done = run_cli("grade", "--step", "softmax", env={"ATTNLAB_LANG": "klingon"})
+    assert done.returncode == 2 and "klingon" in done.stderr

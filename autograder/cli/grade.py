@@ -73,7 +73,10 @@ def _secret(args: argparse.Namespace) -> tuple[str, bool]:
 
 
 def run(args: argparse.Namespace) -> int:
-    i18n.activate(i18n.choose(args.lang))
+    try:
+        i18n.activate(i18n.choose(args.lang))
+    except ValueError as error:  # $ATTNLAB_LANG names a language the kit does not ship
+        return usage_error(NAME, str(error))
     folder = Path(args.folder)
     if not folder.is_dir():
         return usage_error(NAME, _(NOT_A_FOLDER).format(folder=folder))

@@ -90,7 +90,7 @@ def grade(step_id: str, private: str | None = None, folder: str | os.PathLike = 
     step = tasks.step(step_id)
     submission = Path(folder).resolve()
     settings = _settings(Private(Path(private))) if private is not None else None
-    language = i18n.choose(lang or (settings.language if settings else None))
+    language = i18n.choose_or_source(lang or (settings.language if settings else None))
     with i18n.using(language):
         if settings is None:
             outcome = _grade_once(submission, (step.id,), None, lang=language)

@@ -56,10 +56,10 @@ def options_for(request: dict) -> engine.GradeOptions:
 def language_for(request: dict) -> str:
     """The feedback's language: the request's (the grade cell's ``lang``), else the course's, else the default."""
     if request.get("lang"):
-        return i18n.choose(request["lang"])
+        return i18n.choose_or_source(request["lang"])
     if request.get("private") is not None:
-        return i18n.choose(Private(Path(request["private"])).settings().language)
-    return i18n.choose()
+        return i18n.choose_or_source(Private(Path(request["private"])).settings().language)
+    return i18n.choose_or_source()
 
 
 def main(request_json: str) -> int:
