@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import html
 
-from autograder import chapter, messages
+from autograder import chapter, htmlpage, messages
 from autograder.evidence import WORKED_EXAMPLE, Evidence
 from autograder.i18n import N_, _, language
 from autograder.report import failures, render_figures, render_terminal
@@ -44,20 +44,6 @@ tr.full td { background: #eef6ee; } tr.zero td { background: #fbeeee; } tfoot td
 .message { white-space: pre-wrap; font-size: .95em; }
 img { max-width: 100%; height: auto; display: block; margin: .4rem 0; }
 code { font-family: "DejaVu Sans Mono", monospace; font-size: .9em; }
-"""
-
-PAGE = """<!DOCTYPE html>
-<html lang="{lang}">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{title}</title>
-<style>{style}</style>
-</head>
-<body>
-{body}
-</body>
-</html>
 """
 
 
@@ -166,4 +152,4 @@ def body(report: GradeReport) -> str:
 def page(report: GradeReport) -> str:
     """The whole self-contained page."""
     title = _(TITLE).format(submission=report.submission)
-    return PAGE.format(lang=language(), title=_e(title), style=STYLE, body=body(report))
+    return htmlpage.page(body(report), title=title, style=STYLE, lang=language())
