@@ -243,6 +243,7 @@ def grade(options: GradeOptions) -> GradeReport:
         "--import-mode=importlib",  # grader files by path: no sys.path changes, two hidden folders in one process
         "-p", "no:cacheprovider",
         "-p", "no:randomly",
+        "-p", "no:logging",  # its collection hook walks the loggers while the torch preload thread adds some
         "-s",
         "-q",
         "--strict-markers",
