@@ -30,9 +30,11 @@ RTOL, ATOL = 1e-4, 1e-6
 class CheckFailed(AssertionError):
     """A check that did not hold; ``mistake`` is the recognised mistake's id, if any."""
 
-    def __init__(self, message: str, mistake: str | None = None, evidence: Evidence | None = None) -> None:
+    def __init__(
+        self, message: str, mistake: str | None = None, evidence: Evidence | None = None, not_started: str = ""
+    ) -> None:
         super().__init__(message)
-        self.message, self.mistake, self.evidence = message, mistake, evidence
+        self.message, self.mistake, self.evidence, self.not_started = message, mistake, evidence, not_started
 
 
 @dataclass
@@ -45,10 +47,17 @@ class Got:
     output: str = field(default="", repr=False)
 
     def fail(
-        self, expected: str, got: str, mistake_id: str | None = None, evidence: Evidence | None = None
+        self,
+        expected: str,
+        got: str,
+        mistake_id: str | None = None,
+        evidence: Evidence | None = None,
+        not_started: str = "",
     ) -> NoReturn:
+        """Fail the check; ``not_started`` says in a few words that the work is not there yet (no report, no answer)."""
         text = MISTAKES[mistake_id].text if mistake_id else None
-        raise CheckFailed(messages.failure(self.step, self.call, expected, got, text), mistake_id, evidence)
+        message = messages.failure(self.step, self.call, expected, got, text)
+        raise CheckFailed(message, mistake_id, evidence, _(not_started) if not_started else "")
 
     def with_value(self, value: Any) -> Got:
         """The same call with a value derived from it (e.g. the unmasked entries)."""

@@ -37,10 +37,7 @@ from autograder.sandbox.client import Limits, Sandbox
 
 PUBLIC_GRADERS = Path(__file__).parent / "graders" / tasks.LAB
 DEFAULT_SECRET = "attnlab-default-secret"
-NOTE_DEFAULT_SECRET = N_(
-    "hidden inputs were drawn with the kit's default secret; set ATTNLAB_SECRET (or "
-    "--secret-file) so students cannot predict them"
-)
+NOTE_DEFAULT_SECRET = N_("hidden inputs use the kit's default secret: set ATTNLAB_SECRET or --secret-file")
 NOTE_NO_HIDDEN = N_("no hidden graders were found, so only the public checks ran")
 INTERNAL = N_("The grader itself failed on this check ({error}); this is not your mistake, tell your instructor.")
 
@@ -175,7 +172,12 @@ class GradingPlugin:
         error = call.excinfo.value if call.excinfo else None
         if isinstance(error, CheckFailed):
             return CheckResult(
-                passed=False, message=error.message, mistake=error.mistake, evidence=error.evidence, **common
+                passed=False,
+                message=error.message,
+                mistake=error.mistake,
+                evidence=error.evidence,
+                not_started=error.not_started,
+                **common,
             )
         detail = f"{type(error).__name__}: {error}" if error is not None else report.longreprtext.splitlines()[-1:]
         return CheckResult(

@@ -94,6 +94,7 @@ def test_a_placeholder_mismatch_and_an_untranslated_copy_are_caught() -> None:
     assert catalogs.placeholders("{step}: {call}, {x:.2f} and {{literal}}") == ["call", "step", "x"]
     assert catalogs.placeholders("{call}: {step}") != catalogs.placeholders("{step}: {call} {extra}")
     assert catalogs.may_stay_english("softmax") and catalogs.may_stay_english("causal_mask(4)")
+    assert catalogs.may_stay_english("{title}: {what}") and catalogs.may_stay_english("Q = X W^Q")
     assert not catalogs.may_stay_english("Causal mask")
     assert not catalogs.may_stay_english("the scores are not divided by sqrt(d_k)")
 

@@ -75,7 +75,7 @@ def test_each_failed_matrix_check_has_heatmaps_and_the_worked_example_is_shown()
     page = render_html.page(graded())
     assert page.count('class="heatmaps"') == 2  # the worked example and the batch; not the scalar check
     assert page.count('class="worked"') == 1
-    assert "attention: not implemented yet" in page
+    assert "attention: not implemented yet — handout section" in page
     for uri in IMAGES.findall(page):
         pixels = decoded(uri)
         assert pixels.shape[0] > 100 and pixels.shape[1] > 300

@@ -142,7 +142,7 @@ def may_stay_english(message: str) -> bool:
     """
     if message in SAME_IN_EVERY_LANGUAGE or (IDENTIFIER.match(message) is not None and " " not in message.strip()):
         return True
-    words = [t for t in TOKEN.findall(message) if len(t) >= 3 and t.isalpha()]
+    words = [t for t in TOKEN.findall(PLACEHOLDER.sub(" ", message)) if len(t) >= 3 and t.isalpha()]
     return all(word.lower() in MATH_NAMES | KEPT_WORDS for word in words)
 
 

@@ -46,6 +46,7 @@ class CheckResult:
     mistake: str | None = None  # recognised mistake id
     internal_error: bool = False  # the grader itself broke (never the student's fault)
     call_failure: CallFailure | None = None  # the call produced no value: how it ended
+    not_started: str = ""  # the grader's few words when the work is not there yet (no report, no answer)
     evidence: Evidence | None = None  # the arrays of a failed array check (or a passed check's exhibit)
 
     @property

@@ -96,15 +96,16 @@ def _check(check: CheckResult) -> str:
 def step_failures(result: StepResult) -> str:
     """One step's failures: the functions not written yet, then every other failed check with its pictures."""
     group = failures.of_step(result)
+    todo = [c for c in result.failed if failures.is_to_start(c)]
+    heads = [messages.not_implemented(result.step, list(group.not_implemented))] * bool(group.not_implemented)
+    heads += list(group.not_started)
     parts = []
-    if group.not_implemented:
-        todo = [c for c in result.failed if c.call_failure is not None and c.call_failure.not_implemented]
+    if todo:
         parts.append(
-            f'<div class="check todo"><p><b>{_e(messages.not_implemented(result.step, list(group.not_implemented)))}'
-            f"</b></p><p>{_e(_(CHECKS_COST).format(titles='; '.join(c.title for c in todo)))}</p></div>"
+            f'<div class="check todo">{"".join(f"<p><b>{_e(head)}</b></p>" for head in heads)}'
+            f"<p>{_e(_(CHECKS_COST).format(titles='; '.join(c.title for c in todo)))}</p></div>"
         )
-    shown = {id(c) for c in result.failed if c.call_failure is not None and c.call_failure.not_implemented}
-    parts += [_check(c) for c in result.failed if id(c) not in shown]
+    parts += [_check(c) for c in result.failed if not failures.is_to_start(c)]
     return "\n".join(parts)
 
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import textwrap
 
-from autograder import messages
-from autograder.i18n import N_, _, ngettext
+from autograder import tasks
+from autograder.i18n import N_, _, language, ngettext
 from autograder.report import failures
 from autograder.report.model import CheckResult, GradeReport, StepResult
 
@@ -29,6 +29,8 @@ HEADINGS = (N_("step"), N_("earned"), N_("points"), N_("checks passed"))
 TOTAL = N_("Total")
 NOTE = N_("Note: {note}")
 TO_FIX = N_("To fix, step by step:")
+TO_START = N_("Not implemented yet (each step's section of {handout} explains it):")
+STEP_TO_START = N_("{title}: {what}")
 MORE = N_("… and {count} more failed checks: attnlab grade {folder} --step {step} --verbose")
 SAME_CAUSE = N_("(the same for {count} more checks, {points} points in all)")
 PASSED_MARK, FAILED_MARK = "✓", "✗"
@@ -85,11 +87,19 @@ def _failure_lines(entry: failures.Failure) -> list[str]:
     return lines
 
 
+def _to_start(grouped: tuple[failures.StepFailures, ...]) -> list[str]:
+    """One line per step with work not there yet: its functions still to write, the graders' words for the rest."""
+    lines = [_(TO_START).format(handout=tasks.handout_file(language()))]
+    for group in grouped:
+        what = "; ".join([", ".join(group.not_implemented)] * bool(group.not_implemented) + list(group.not_started))
+        line = _(STEP_TO_START).format(title=_(group.result.step.title), what=what)
+        lines += textwrap.wrap(line, WIDTH, initial_indent="  ", subsequent_indent="      ", break_on_hyphens=False)
+    return lines
+
+
 def _step_failures(group: failures.StepFailures, folder: str) -> list[str]:
     step = group.result.step
     lines = [f"{_(step.title)} ({_points(group.result.earned)}/{_points(group.result.possible)})"]
-    if group.not_implemented:
-        lines += _wrapped(messages.not_implemented(step, list(group.not_implemented)), "  ")
     for entry in group.failures[:SHOWN_PER_STEP]:
         lines += _failure_lines(entry)
     hidden = sum(e.count for e in group.failures[SHOWN_PER_STEP:])
@@ -113,7 +123,7 @@ def text(report: GradeReport, detail: str = NORMAL) -> str:
     lines = [head]
     if report.seed is not None:
         lines.append(_(SEED).format(seed=report.seed))
-    lines += ["", *_table(report)]
+    lines += _table(report)
     if detail == QUIET:
         return "\n".join(lines)
     if detail == VERBOSE:
@@ -121,12 +131,13 @@ def text(report: GradeReport, detail: str = NORMAL) -> str:
             lines += ["", *_every_check(result)]
     else:
         grouped = failures.of_report(report.steps)
-        if grouped:  # when every check passed, the table's last line says so
+        if any(group.to_start for group in grouped):
+            lines += ["", *_to_start(tuple(group for group in grouped if group.to_start))]
+        worked = [group for group in grouped if group.failures]
+        if worked:  # when every check passed, the table's last line says so
             lines += ["", _(TO_FIX)]
-        for group in grouped:
+        for group in worked:
             lines += _step_failures(group, report.submission)
-    if report.notes:
-        lines.append("")
-        for note in report.notes:
-            lines += textwrap.wrap(_(NOTE).format(note=note), WIDTH, subsequent_indent="  ")
+    for note in report.notes:
+        lines += textwrap.wrap(_(NOTE).format(note=note), WIDTH, subsequent_indent="  ")
     return "\n".join(lines)
