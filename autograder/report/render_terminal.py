@@ -139,5 +139,5 @@ def text(report: GradeReport, detail: str = NORMAL) -> str:
         for group in worked:
             lines += _step_failures(group, report.submission)
     for note in report.notes:
-        lines += textwrap.wrap(_(NOTE).format(note=note), WIDTH, subsequent_indent="  ")
+        lines += textwrap.wrap(_(NOTE).format(note=note), WIDTH, subsequent_indent="  ", break_on_hyphens=False)
     return "\n".join(lines)
