@@ -67,16 +67,22 @@ class Got:
         """The entries of a returned tuple, e.g. ``output, weights = got.parts("output", "weights")``."""
         value = self.value
         if not isinstance(value, (tuple, list)) or len(value) != len(names):
-            self.fail(f"a tuple of {len(names)} ({', '.join(names)})", describe(value))
+            self.fail(_(messages.A_TUPLE).format(count=len(names), names=", ".join(names)), describe(value))
         return [Got(self.step, f"{self.call} -> {name}", v, self.output) for name, v in zip(names, value)]
 
     def array(self, shape: tuple[int, ...] | None = None) -> np.ndarray:
         """The value as a numeric array (numpy or torch), of ``shape`` if given."""
         value = self.value
         if not isinstance(value, np.ndarray) or value.dtype.kind not in "biuf":
-            self.fail("an array" + (f" of shape {shape}" if shape else ""), describe(value))
+            wanted = (
+                _(messages.AN_ARRAY_OF_SHAPE).format(shape=messages.shape(shape)) if shape else _(messages.AN_ARRAY)
+            )
+            self.fail(wanted, describe(value))
         if shape is not None and value.shape != tuple(shape):
-            self.fail(f"an array of shape {tuple(shape)}", f"shape {value.shape}")
+            self.fail(
+                _(messages.AN_ARRAY_OF_SHAPE).format(shape=messages.shape(shape)),
+                _(messages.OF_SHAPE).format(shape=messages.shape(value)),
+            )
         return value
 
     def number(self) -> float:
@@ -88,17 +94,17 @@ class Got:
             return float(value)
         if isinstance(value, (int, float)) and not isinstance(value, bool) and abs(value) < 1e308:
             return float(value)
-        self.fail("a number", describe(value))
+        self.fail(_(messages.A_NUMBER), describe(value))
 
 
 def describe(value: Any) -> str:
     """How a returned value is named in a message when its kind is wrong."""
     if isinstance(value, np.ndarray):
-        return f"an array of dtype {value.dtype} and shape {value.shape}"
+        return _(messages.ARRAY_OF_DTYPE).format(dtype=value.dtype, shape=messages.shape(value))
     if isinstance(value, Unsupported):
-        return f"an object of type {value.type_name}"
+        return _(messages.AN_OBJECT).format(type=value.type_name)
     if isinstance(value, (tuple, list)):
-        return f"a {type(value).__name__} of {len(value)} items"
+        return _(messages.A_SEQUENCE).format(type=type(value).__name__, count=len(value))
     if value is None:
         return "None"
     return f"{type(value).__name__} {messages.short(value)}"

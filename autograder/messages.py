@@ -24,6 +24,13 @@ DIAGNOSIS = N_(" Likely mistake: {text}.")
 OUTPUT_NOTE = N_(" Your code printed: {output}")
 ARRAY = N_("array of shape {shape} {values}")
 NOT_IMPLEMENTED = N_("{functions}: not implemented yet — handout section '{title}' ({handout})")
+# What a check expected when a value came back in the wrong form, and how that value is named.
+A_TUPLE = N_("a tuple of {count} ({names})")
+AN_ARRAY, AN_ARRAY_OF_SHAPE, OF_SHAPE = N_("an array"), N_("an array of shape {shape}"), N_("shape {shape}")
+A_NUMBER = N_("a number")
+ARRAY_OF_DTYPE = N_("an array of dtype {dtype} and shape {shape}")
+AN_OBJECT = N_("an object of type {type}")
+A_SEQUENCE = N_("a {type} of {count} items")
 MAX_VALUE_CHARS = 160
 # numpy 2 writes a scalar as np.int64(5) inside a tuple or list; its 1.25 print mode writes 5, as people do.
 PLAIN_PRINT = {"legacy": "1.25"} if np.lib.NumpyVersion(np.__version__) >= "2.0.0" else {}
