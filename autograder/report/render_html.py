@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import html
 
+import numpy as np
+
 from autograder import chapter, htmlpage, messages
 from autograder.evidence import WORKED_EXAMPLE, Evidence
 from autograder.i18n import N_, _, language
@@ -109,17 +111,30 @@ def step_failures(result: StepResult) -> str:
     return "\n".join(parts)
 
 
+def worked_example_weights(report: GradeReport) -> np.ndarray | None:
+    """The student's attention weights on the worked example, if a check recorded them.
+
+    A check that exhibits them (:data:`WORKED_EXAMPLE`) says so; otherwise a failed
+    check whose expected value is the chapter's weight matrix of the worked example
+    holds the student's weights for exactly those scores.
+    """
+    chapter_weights = np.asarray(chapter.value("T72-A"), dtype=float)
+    found = [c.evidence for r in report.steps for c in r.checks if c.evidence is not None]
+    for evidence in found:
+        if evidence.exhibit == WORKED_EXAMPLE:
+            return evidence.got
+    for evidence in found:
+        if evidence.expected.shape == chapter_weights.shape and np.allclose(evidence.expected, chapter_weights):
+            return evidence.got
+    return None
+
+
 def _worked_example(report: GradeReport) -> str:
     if not any(r.step.id in ATTENTION_STEPS for r in report.steps):
         return ""
-    exhibits = [
-        c.evidence
-        for r in report.steps
-        for c in r.checks
-        if c.evidence is not None and c.evidence.exhibit == WORKED_EXAMPLE
-    ]
     chapter_weights = chapter.value("T72-A")
-    yours = exhibits[0].got if exhibits else None
+    yours = worked_example_weights(report)
+    exhibits = [yours] if yours is not None else []
     png = render_figures.weights_side_by_side(chapter_weights, yours, chapter.tokens(), (_(QUERY), _(KEY)))
     note = "" if exhibits else f"<p>{_e(_(NO_WEIGHTS))}</p>"
     return (
