@@ -25,9 +25,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from autograder import tasks
+from autograder import messages, tasks
 from autograder.checking import CheckFailed, Lab
 from autograder.checklist import MARKERS, points_of, step_of, title_of
+from autograder.evidence import RECORDER
+from autograder.i18n import N_, _
 from autograder.reference import Reference
 from autograder.report.model import CallFailure, CheckResult, GradeReport, StepResult
 from autograder.sandbox import outcome as outcomes
@@ -39,16 +41,13 @@ __all__ = ["GradeOptions", "GradingError", "IsolationRefused", "grade", "seed_fo
 
 PUBLIC_GRADERS = Path(__file__).parent / "graders" / tasks.LAB
 DEFAULT_SECRET = "attnlab-default-secret"
-NOTE_DEFAULT_SECRET = (
-    "hidden inputs were drawn with the kit's default secret; set ATTNLAB_SECRET (or "
-    "--secret-file) so students cannot predict them"
-)
-NOTE_NO_HIDDEN = "no hidden graders were found, so only the public checks ran"
-NOTE_READABLE = (
+NOTE_DEFAULT_SECRET = N_("hidden inputs use the kit's default secret: set ATTNLAB_SECRET or --secret-file")
+NOTE_NO_HIDDEN = N_("no hidden graders were found, so only the public checks ran")
+NOTE_READABLE = N_(
     "{path} is readable by every user, so student code (isolation: user) could read it; "
     "make it private (chmod -R o-rwx) or grade where bubblewrap works"
 )
-INTERNAL = "The grader itself failed on this check ({error}); this is not your mistake, tell your instructor."
+INTERNAL = N_("The grader itself failed on this check ({error}); this is not your mistake, tell your instructor.")
 
 
 class GradingError(Exception):
@@ -163,6 +162,9 @@ class GradingPlugin:
         return np.random.default_rng([self.options.seed, zlib.crc32(request.node.name.encode())])
 
     # -- results ------------------------------------------------------------
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        RECORDER.clear()  # what this check exhibits, and nothing from the one before
+
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo) -> Iterator[None]:
         outcome = yield
@@ -176,7 +178,7 @@ class GradingPlugin:
             step=step.id, name=item.name, title=title_of(item), points=points_of(item), hidden=self._is_hidden(item)
         )
         if report.passed:
-            return CheckResult(passed=True, **common)
+            return CheckResult(passed=True, evidence=RECORDER.last(), **common)
         error = call.excinfo.value if call.excinfo else None
         cause = outcomes.root_cause(error.outcome) if isinstance(error, CheckFailed) and error.outcome else None
         if isinstance(cause, outcomes.Refused) and cause.isolation:  # no student code ran: the machine's failure
@@ -185,21 +187,32 @@ class GradingPlugin:
         if isinstance(error, CheckFailed):
             failure = _call_failure(error) if error.outcome is not None else None
             return CheckResult(
-                passed=False, message=error.message, mistake=error.mistake, call_failure=failure, **common
+                passed=False,
+                message=error.message,
+                mistake=error.mistake,
+                call_failure=failure,
+                evidence=error.evidence,
+                not_started=error.not_started,
+                **common,
             )
         detail = f"{type(error).__name__}: {error}" if error is not None else report.longreprtext.splitlines()[-1:]
         return CheckResult(
-            passed=False, message=INTERNAL.format(error=str(detail)[:300]), internal_error=True, **common
+            passed=False, message=_(INTERNAL).format(error=str(detail)[:300]), internal_error=True, **common
         )
 
 
 def _call_failure(error: CheckFailed) -> CallFailure:
-    """The plain summary of the outcome that cost a check its value."""
+    """The plain summary of the outcome that cost a check its value.
+
+    ``function`` is the student's function where an exception was raised (``KVCache.append``: a probe's
+    call reaches it), else the function called, without its module.
+    """
     cause = outcomes.root_cause(error.outcome)
     raised = cause if isinstance(cause, outcomes.Raised) else None
+    called = (error.function or "").rpartition(".")[2]
     return CallFailure(
         kind=error.outcome.kind,
-        function=error.function or "",
+        function=(raised.function if raised and raised.function else called),
         exception_type=raised.type_name if raised else None,
         exception_mro=raised.mro if raised else (),
     )
@@ -272,6 +285,7 @@ def grade(options: GradeOptions) -> GradeReport:
         "--assert=plain",  # pytest's rewriting would read its own bytecode cache next to the graders
         "-p", "no:cacheprovider",
         "-p", "no:randomly",
+        "-p", "no:logging",  # its collection hook walks the loggers while the torch preload thread adds some
         "-s",
         "-q",
         "--strict-markers",
@@ -279,7 +293,7 @@ def grade(options: GradeOptions) -> GradeReport:
     sink = io.StringIO()
     trusted = (PUBLIC_GRADERS, options.hidden, options.reference)  # imported from source, never from a cache
     try:
-        with redirect_stdout(sink), redirect_stderr(sink), source_only(trusted):
+        with redirect_stdout(sink), redirect_stderr(sink), messages.plain_numbers(), source_only(trusted):
             code = pytest.main(args, plugins=[plugin])
     finally:
         plugin.close_sandboxes()
@@ -297,10 +311,10 @@ def grade(options: GradeOptions) -> GradeReport:
         raise GradingError(f"no result for {len(missing)} checks, e.g. {missing[0]}")
     notes = []
     if options.hidden is None and not options.public_only:
-        notes.append(NOTE_NO_HIDDEN)
+        notes.append(_(NOTE_NO_HIDDEN))
     if level == Level.USER:
         notes += [
-            NOTE_READABLE.format(path=p) for p in (options.hidden, options.reference) if p and readable_by_others(p)
+            _(NOTE_READABLE).format(path=p) for p in (options.hidden, options.reference) if p and readable_by_others(p)
         ]
     return GradeReport(
         submission=str(options.submission),

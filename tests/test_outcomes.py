@@ -114,7 +114,7 @@ def test_the_report_says_why_calls_failed_and_where_student_code_ran() -> None:
     report = kit.grade(kit.STUBS, steps=("softmax",), public_only=True)
     assert report.isolation in ("namespaces", "user", "hook")
     failures = {c.call_failure for c in report.step("softmax").checks if c.call_failure is not None}
-    assert failures and all(f.kind == "raised" and f.function == "softmax.softmax" for f in failures)
+    assert failures and all(f.kind == "raised" and f.function == "softmax" for f in failures)
     assert all(f.exception_type == "NotImplementedError" and "RuntimeError" in f.exception_mro for f in failures)
 
 

@@ -24,7 +24,6 @@ import os
 import resource
 import signal
 import sys
-import traceback
 from collections.abc import Callable
 from pathlib import Path
 from types import FrameType, ModuleType
@@ -192,7 +191,11 @@ def _raised(error: BaseException, folder: Path) -> dict:
         message = str(error)
     except BaseException:
         message = "<the exception's message could not be read>"
-    frames = [(f.filename, f.lineno or 0, f.name) for f in traceback.extract_tb(error.__traceback__)]
+    frames, tb = [], error.__traceback__
+    while tb is not None:  # the code objects, for qualified names (Class.method)
+        code = tb.tb_frame.f_code
+        frames.append((code.co_filename, tb.tb_lineno or 0, getattr(code, "co_qualname", code.co_name)))
+        tb = tb.tb_next
     student = _student_frames(frames, folder)
     files = list(dict.fromkeys(name for name, _, _ in student))
     deepest = student[-1] if student else None
@@ -203,6 +206,7 @@ def _raised(error: BaseException, folder: Path) -> dict:
         "message": message[:MAX_MESSAGE_CHARS],
         "file": deepest[0] if deepest else None,
         "line": deepest[1] if deepest else None,
+        "function": deepest[2][:200] if deepest else None,
         "files": files[:32],
     }
 

@@ -300,6 +300,7 @@ def _reply_outcome(reply: dict, raw: list[np.ndarray], limits: Limits, timeout: 
             line=_optional(failure.get("line"), _int),
             student_files=tuple(_text(name, 300) for name in files),
             output=output,
+            function=_optional(failure.get("function"), lambda v: _text(v, 200)),
         )
     if kind == "timed_out":
         return out.TimedOut(

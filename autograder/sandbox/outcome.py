@@ -54,8 +54,8 @@ class Raised(_Escaped):
 
     ``mro`` holds the names of the exception's class hierarchy (``("ShapeError",
     "ValueError", "Exception", "BaseException", "object")``); ``file`` and ``line``
-    are the deepest frame of the traceback in the student's files, and
-    ``student_files`` every student file of the traceback, outermost first.
+    are the deepest frame of the traceback in the student's files (``function`` its
+    function), and ``student_files`` every student file of the traceback, outermost first.
     """
 
     type_name: str
@@ -65,6 +65,7 @@ class Raised(_Escaped):
     line: int | None = None
     student_files: tuple[str, ...] = ()
     output: str = field(default="", repr=False)
+    function: str | None = None  # the qualified name of the deepest student function, e.g. "KVCache.append"
 
     def raised_as(self, name: str) -> bool:
         """Whether the exception is a ``name`` (its class or a subclass of it)."""

@@ -19,6 +19,7 @@ import pytest
 from autograder import cases
 from autograder.cases import timing as timing_cases
 from autograder.checking import Got, Lab, expect_close, expect_that
+from autograder.i18n import N_
 from autograder.sandbox import outcome as outcomes
 from autograder.sandbox.client import StudentCallError
 from autograder.timing import analysis, explain, report
@@ -35,6 +36,8 @@ from autograder.timing.calibration import (
 from autograder.timing.report import ReportError, TimingReport
 
 pytestmark = pytest.mark.step("timing")
+
+NO_REPORT_YET = N_("no reports/timing.json yet: run `attnlab timing` in your lab folder")
 
 MAX_SECONDS_PER_PASS = 60.0  # one forward pass or one token; more and the unit is milliseconds
 MAX_REMEASURED = 1e6  # seconds; anything above is not a measurement
@@ -76,7 +79,9 @@ def _report(lab: Lab, found: TimingReport | ReportError) -> TimingReport:
     """The validated report; a failed check that says how to make one when there is none."""
     if isinstance(found, ReportError):
         got = explain.NO_REPORT if found.missing else explain.BAD_REPORT.format(problem=found.message)
-        Got(lab.step, report.PATH, None).fail(explain.RUN_COMMAND, got)
+        Got(lab.step, report.PATH, None).fail(
+            explain.RUN_COMMAND, got, not_started=NO_REPORT_YET if found.missing else ""
+        )
     return found
 
 
