@@ -258,7 +258,7 @@ def test_the_attack_gains_nothing_and_leaves_nothing(
     assert [t["name"] for t in results["tests"]] == [t["name"] for t in reference["tests"]], "checks are missing"
     assert results["score"] == 0 and all(t["score"] == 0 for t in results["tests"]), results
     attack_screen = screen.partition("=== the reference, same process ===")[0]
-    assert re.search(r"^Total\s+0\s+10$", attack_screen, re.M), attack_screen
+    assert re.search(r"^Total\s+0\s+10\b", attack_screen, re.M), attack_screen
     assert f"isolation: {setting.level.label}" in attack_screen
     assert results["extra_data"]["isolation"] == setting.level.label
     for text in (screen, written):
