@@ -17,20 +17,40 @@ import numpy as np
 
 from autograder import diagnose, messages
 from autograder.diagnose.catalog import MISTAKES
-from autograder.sandbox.client import Sandbox, StudentCallError
+from autograder.evidence import RECORDER, Evidence, keepable
+from autograder.i18n import N_, _
+from autograder.sandbox import outcome as outcomes
+from autograder.sandbox.client import Sandbox
 from autograder.sandbox.protocol import Unsupported
 from autograder.tasks import Step
 
 # A correct float32 implementation lands well inside these; every known mistake far outside.
 RTOL, ATOL = 1e-4, 1e-6
+IT = N_("it")  # the subject of a probe's outcome ("it did not return within 10 s")
+NAMING_THE_PROBLEM = N_("{error} naming the problem ({problem})")
+NO_ERROR = N_("no error (it returned {value})")
+UNNAMED_PROBLEM = N_("{error}, a message that does not name the problem")
 
 
 class CheckFailed(AssertionError):
-    """A check that did not hold; ``mistake`` is the recognised mistake's id, if any."""
+    """A check that did not hold; ``mistake`` is the recognised mistake's id, if any.
 
-    def __init__(self, message: str, mistake: str | None = None) -> None:
+    When the check failed because a call produced no value, ``outcome`` says how
+    the call ended and ``function`` names it (``module.name``).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        mistake: str | None = None,
+        evidence: Evidence | None = None,
+        not_started: str = "",
+        outcome: outcomes.Failure | None = None,
+        function: str | None = None,
+    ) -> None:
         super().__init__(message)
-        self.message, self.mistake = message, mistake
+        self.message, self.mistake, self.evidence, self.not_started = message, mistake, evidence, not_started
+        self.outcome, self.function = outcome, function
 
 
 @dataclass
@@ -42,9 +62,25 @@ class Got:
     value: Any
     output: str = field(default="", repr=False)
 
-    def fail(self, expected: str, got: str, mistake_id: str | None = None) -> NoReturn:
+    def fail(
+        self,
+        expected: str,
+        got: str,
+        mistake_id: str | None = None,
+        evidence: Evidence | None = None,
+        not_started: str = "",
+    ) -> NoReturn:
+        """Fail the check; ``not_started`` says in a few words that the work is not there yet (no report, no answer)."""
         text = MISTAKES[mistake_id].text if mistake_id else None
-        raise CheckFailed(messages.failure(self.step, self.call, expected, got, text), mistake_id)
+        message = messages.failure(self.step, self.call, expected, got, text)
+        raise CheckFailed(message, mistake_id, evidence, _(not_started) if not_started else "")
+
+    def no_result(
+        self, outcome: outcomes.Failure, function: str, called: str, expected: str = messages.A_RESULT
+    ) -> NoReturn:
+        """Fail because the call ``called`` (``module.name``, shown as ``function``) ended in ``outcome``."""
+        got = messages.no_result(outcome, function, self.step, called)
+        raise CheckFailed(messages.failure(self.step, self.call, expected, got), outcome=outcome, function=called)
 
     def with_value(self, value: Any) -> Got:
         """The same call with a value derived from it (e.g. the unmasked entries)."""
@@ -54,16 +90,22 @@ class Got:
         """The entries of a returned tuple, e.g. ``output, weights = got.parts("output", "weights")``."""
         value = self.value
         if not isinstance(value, (tuple, list)) or len(value) != len(names):
-            self.fail(f"a tuple of {len(names)} ({', '.join(names)})", describe(value))
+            self.fail(_(messages.A_TUPLE).format(count=len(names), names=", ".join(names)), describe(value))
         return [Got(self.step, f"{self.call} -> {name}", v, self.output) for name, v in zip(names, value)]
 
     def array(self, shape: tuple[int, ...] | None = None) -> np.ndarray:
         """The value as a numeric array (numpy or torch), of ``shape`` if given."""
         value = self.value
         if not isinstance(value, np.ndarray) or value.dtype.kind not in "biuf":
-            self.fail("an array" + (f" of shape {shape}" if shape else ""), describe(value))
+            wanted = (
+                _(messages.AN_ARRAY_OF_SHAPE).format(shape=messages.shape(shape)) if shape else _(messages.AN_ARRAY)
+            )
+            self.fail(wanted, describe(value))
         if shape is not None and value.shape != tuple(shape):
-            self.fail(f"an array of shape {tuple(shape)}", f"shape {value.shape}")
+            self.fail(
+                _(messages.AN_ARRAY_OF_SHAPE).format(shape=messages.shape(shape)),
+                _(messages.OF_SHAPE).format(shape=messages.shape(value)),
+            )
         return value
 
     def number(self) -> float:
@@ -75,17 +117,17 @@ class Got:
             return float(value)
         if isinstance(value, (int, float)) and not isinstance(value, bool) and abs(value) < 1e308:
             return float(value)
-        self.fail("a number", describe(value))
+        self.fail(_(messages.A_NUMBER), describe(value))
 
 
 def describe(value: Any) -> str:
     """How a returned value is named in a message when its kind is wrong."""
     if isinstance(value, np.ndarray):
-        return f"an array of dtype {value.dtype} and shape {value.shape}"
+        return _(messages.ARRAY_OF_DTYPE).format(dtype=value.dtype, shape=messages.shape(value))
     if isinstance(value, Unsupported):
-        return f"an object of type {value.type_name}"
+        return _(messages.AN_OBJECT).format(type=value.type_name)
     if isinstance(value, (tuple, list)):
-        return f"a {type(value).__name__} of {len(value)} items"
+        return _(messages.A_SEQUENCE).format(type=type(value).__name__, count=len(value))
     if value is None:
         return "None"
     return f"{type(value).__name__} {messages.short(value)}"
@@ -108,19 +150,17 @@ class Lab:
         ``"softmax(x) with the worked example's scaled scores"``.
         """
         module, name = self._split(function)
-        try:
-            value = self.sandbox.call(module, name, *args, **kwargs)
-        except StudentCallError as error:
-            Got(self.step, text, None, error.output).fail("a result", f"no result: {name} {error.reason}")
-        return Got(self.step, text, value)
+        outcome = self.sandbox.run_call(module, name, *args, **kwargs)
+        if not isinstance(outcome, outcomes.Returned):
+            Got(self.step, text, None).no_result(outcome, name, f"{module}.{name}")
+        return Got(self.step, text, outcome.value, outcome.output)
 
     def probe(self, name: str, *args: Any, text: str, module: str | None = None) -> Got:
         """Run the child-side probe ``name`` (see :mod:`autograder.sandbox.probes`)."""
-        try:
-            value = self.sandbox.probe(name, module or self.step.module, *args)
-        except StudentCallError as error:
-            Got(self.step, text, None, error.output).fail("a result", f"no result: it {error.reason}")
-        return Got(self.step, text, value)
+        outcome = self.sandbox.run_probe(name, module or self.step.module, *args)
+        if not isinstance(outcome, outcomes.Returned):
+            Got(self.step, text, None).no_result(outcome, _(IT), f"probe.{name}")
+        return Got(self.step, text, outcome.value, outcome.output)
 
     def raises(
         self,
@@ -132,43 +172,77 @@ class Lab:
         problem: str,
         **kwargs: Any,
     ) -> None:
-        """Expect ``function(*args)`` to raise ``error`` with a message naming ``problem``.
+        """Expect ``function(*args)`` to raise ``error`` (or a subclass of it) with a message naming ``problem``.
 
         The message must contain one of ``keywords`` (case-insensitive).
         """
         module, name = self._split(function)
-        expected = f"{error} naming the problem ({problem})"
-        got_text = None
-        try:
-            value = self.sandbox.call(module, name, *args, **kwargs)
-            got_text = f"no error (it returned {describe(value)})"
-        except StudentCallError as failure:
-            reason = failure.reason
-            raised = reason.removeprefix("raised ")
-            if not reason.startswith("raised ") or (
-                not raised.startswith(f"{error}:") and raised.split(" (")[0] != error
-            ):
-                got_text = f"no {error}: {name} {reason}"
-            elif not any(k.lower() in raised.lower() for k in keywords):
-                got_text = f"{raised}, a message that does not name the problem"
-        if got_text is not None:
-            Got(self.step, text, None).fail(expected, got_text)
+        expected = _(NAMING_THE_PROBLEM).format(error=error, problem=_(problem))
+        got = Got(self.step, text, None)
+        outcome = self.sandbox.run_call(module, name, *args, **kwargs)
+        if isinstance(outcome, outcomes.Returned):
+            got.fail(expected, _(NO_ERROR).format(value=describe(outcome.value)))
+        if not isinstance(outcome, outcomes.Raised) or not outcome.raised_as(error):
+            got.no_result(outcome, name, f"{module}.{name}", expected)
+        if not any(k.lower() in outcome.message.lower() for k in keywords):
+            got.fail(expected, _(UNNAMED_PROBLEM).format(error=f"{outcome.type_name}: {outcome.message}"))
 
 
 def expect_close(
-    got: Got, expected: Any, *, wrong: Mapping[str, Any] | None = None, rtol: float = RTOL, atol: float = ATOL
+    got: Got,
+    expected: Any,
+    *,
+    wrong: Mapping[str, Any] | None = None,
+    rtol: float = RTOL,
+    atol: float = ATOL,
+    axes: tuple[str, ...] = (),
+    ticks: tuple[tuple[str, ...], ...] = (),
+    exhibit: str = "",
 ) -> np.ndarray:
-    """Expect an array equal to ``expected`` within tolerance; diagnose against ``wrong``."""
+    """Expect an array equal to ``expected`` within tolerance; diagnose against ``wrong``.
+
+    ``axes`` name the array's axes and ``ticks`` label their entries for the
+    report's heatmaps (English; translated here); ``exhibit`` names a value the
+    report shows even when the check passes (see :mod:`autograder.evidence`).
+    """
     expected = np.asarray(expected, dtype=float)
     array = got.array(expected.shape).astype(float)
     same_inf = np.array_equal(np.isinf(array), np.isinf(expected)) and np.array_equal(
         np.sign(array[np.isinf(array)]), np.sign(expected[np.isinf(expected)])
     )
     finite = np.isfinite(expected)
-    if same_inf and np.allclose(array[finite], expected[finite], rtol=rtol, atol=atol) and not np.isnan(array).any():
+    close = same_inf and np.allclose(array[finite], expected[finite], rtol=rtol, atol=atol)
+    passed = bool(close and not np.isnan(array).any())
+    evidence = _evidence(got, expected, array, axes, ticks, exhibit, passed)
+    if passed:
+        if exhibit and evidence is not None:
+            RECORDER.record(evidence)
         return array
     mistake = diagnose.identify(array, wrong or {})
-    got.fail(messages.short(expected), messages.short(array) + messages.worst_entry(array, expected), mistake)
+    got.fail(messages.short(expected), messages.short(array) + messages.worst_entry(array, expected), mistake, evidence)
+
+
+def _evidence(
+    got: Got,
+    expected: np.ndarray,
+    array: np.ndarray,
+    axes: tuple[str, ...],
+    ticks: tuple[tuple[str, ...], ...],
+    exhibit: str,
+    passed: bool,
+) -> Evidence | None:
+    """The arrays of one comparison for the report's pictures, when they are small enough to draw."""
+    if not keepable(expected, array):
+        return None
+    return Evidence(
+        call=_(got.call),
+        expected=expected.copy(),
+        got=array.copy(),
+        axes=tuple(_(a) for a in axes),
+        ticks=ticks,
+        exhibit=exhibit,
+        passed=passed,
+    )
 
 
 def expect_that(

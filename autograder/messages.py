@@ -7,45 +7,126 @@ to the handout section. Tests import these constants rather than copying text.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
 
-from autograder.tasks import Step
+from autograder import tasks
+from autograder.i18n import N_, _, language
+from autograder.sandbox import outcome as outcomes
+from autograder.tasks import Step, handout_link
 
-FAILURE = "{step}: {call}: expected {expected}, got {got}.{diagnosis} See the handout, section '{title}' ({handout})."
-DIAGNOSIS = " Likely mistake: {text}."
-OUTPUT_NOTE = " Your code printed: {output}"
+# The English source of each template; ``_()`` looks up the active language's text where it is filled.
+FAILURE = N_(
+    "{step}: {call}: expected {expected}, got {got}.{diagnosis} See the handout, section '{title}' ({handout})."
+)
+DIAGNOSIS = N_(" Likely mistake: {text}.")
+OUTPUT_NOTE = N_(" Your code printed: {output}")
+ARRAY = N_("array of shape {shape} {values}")
+NOT_IMPLEMENTED = N_("{functions}: not implemented yet — handout section '{title}' ({handout})")
+# What a check expected when a value came back in the wrong form, and how that value is named.
+A_TUPLE = N_("a tuple of {count} ({names})")
+AN_ARRAY, AN_ARRAY_OF_SHAPE, OF_SHAPE = N_("an array"), N_("an array of shape {shape}"), N_("shape {shape}")
+A_NUMBER = N_("a number")
+ARRAY_OF_DTYPE = N_("an array of dtype {dtype} and shape {shape}")
+AN_OBJECT = N_("an object of type {type}")
+A_SEQUENCE = N_("a {type} of {count} items")
 MAX_VALUE_CHARS = 160
+# numpy 2 writes a scalar as np.int64(5) inside a tuple or list; its 1.25 print mode writes 5, as people do.
+PLAIN_PRINT = {"legacy": "1.25"} if np.lib.NumpyVersion(np.__version__) >= "2.0.0" else {}
 
 
 def failure(step: Step, call: str, expected: str, got: str, diagnosis: str | None = None) -> str:
-    """Fill the template; ``diagnosis`` is a mistake's sentence, if one was recognised."""
-    return FAILURE.format(
-        step=step.title,
-        call=call,
-        expected=expected,
-        got=got,
-        diagnosis=DIAGNOSIS.format(text=diagnosis) if diagnosis else "",
-        title=step.title,
-        handout=step.handout,
+    """Fill the template; ``diagnosis`` is a mistake's sentence, if one was recognised.
+
+    The template, the step's title and the texts of ``call``, ``expected``,
+    ``got`` and ``diagnosis`` are each looked up in the active language's
+    catalog (a text already translated, or one with values filled in, has no
+    entry and stays as it is).
+    """
+    return _(FAILURE).format(
+        step=_(step.title),
+        call=_(call),
+        expected=_(expected),
+        got=_(got),
+        diagnosis=_(DIAGNOSIS).format(text=_(diagnosis)) if diagnosis else "",
+        title=_(step.title),
+        handout=handout(step),
     )
+
+
+def handout(step: Step) -> str:
+    """The step's section in the handout of the active language."""
+    return handout_link(step, language())
+
+
+def not_implemented(step: Step, functions: list[str]) -> str:
+    """One line for the functions of ``step`` that still raise ``NotImplementedError``."""
+    return _(NOT_IMPLEMENTED).format(functions=", ".join(functions), title=_(step.title), handout=handout(step))
+
+
+def plain(value: Any) -> Any:
+    """``value`` with every numpy scalar made a Python number, inside tuples, lists and dicts too."""
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, tuple):
+        return tuple(plain(v) for v in value)
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    if isinstance(value, dict):
+        return {plain(k): plain(v) for k, v in value.items()}
+    return value
+
+
+def shape(value: Any) -> str:
+    """A shape as people write it: ``(1, 5)``, never ``(np.int64(1), np.int64(5))``."""
+    dims = tuple(int(d) for d in (value.shape if hasattr(value, "shape") else value))
+    return str(dims)
+
+
+@contextmanager
+def plain_numbers() -> Iterator[None]:
+    """Within the block, numpy scalars print as plain numbers everywhere (``f"{shape}"`` included)."""
+    with np.printoptions(**PLAIN_PRINT):
+        yield
+
+
+def entry(value: float) -> str:
+    """One array entry as the chapter writes it: four decimals (0.0759), or powers of ten when far from 1."""
+    if not np.isfinite(value):
+        return "nan" if np.isnan(value) else "inf" if value > 0 else "-inf"
+    if value == 0 or 1e-3 <= abs(value) < 1e5:
+        return f"{value + 0.0:.4f}"
+    return f"{value:.3e}"
 
 
 def short(value: Any) -> str:
     """A one-line, bounded rendering of a value for a message."""
+    value = plain(value)
     if isinstance(value, np.ndarray):
         if value.ndim == 0:
             return short(value.item())
-        body = np.array2string(
-            value, precision=4, threshold=12, edgeitems=2, separator=", ", max_line_width=10_000, suppress_small=False
-        )
-        text = f"array of shape {value.shape} {' '.join(body.split())}"
+        with plain_numbers():
+            body = np.array2string(
+                value,
+                precision=4,
+                threshold=12,
+                edgeitems=2,
+                separator=", ",
+                max_line_width=10_000,
+                formatter={"float_kind": entry},  # 0.1750, as the chapter prints it; not numpy's padded "0.175 "
+            )
+        text = _(ARRAY).format(shape=shape(value), values=" ".join(body.split()))
     elif isinstance(value, float):
         text = f"{value:.6g}"
     else:
         text = repr(value)
     return text if len(text) <= MAX_VALUE_CHARS else text[: MAX_VALUE_CHARS - 3] + "..."
+
+
+WORST = N_(" (largest difference at [{where}]: expected {expected}, got {got})")
 
 
 def worst_entry(got: np.ndarray, expected: np.ndarray) -> str:
@@ -57,4 +138,122 @@ def worst_entry(got: np.ndarray, expected: np.ndarray) -> str:
     diff = np.where(np.isnan(diff), np.inf, diff)
     index = np.unravel_index(int(np.argmax(diff)), diff.shape)
     where = ", ".join(str(int(i)) for i in index)
-    return f" (largest difference at [{where}]: expected {expected[index]:.6g}, got {got[index]:.6g})"
+    return _(WORST).format(where=where, expected=f"{expected[index]:.6g}", got=f"{got[index]:.6g}")
+
+
+# -- how a call into student code ended (the only place an outcome becomes words) ------------
+NO_RESULT = N_("no result: {what}")
+A_RESULT = N_("a result")
+RAISED = N_("raised {error}")
+RAISED_AT = N_("raised {error} ({file}, line {line})")
+RAISED_ELSEWHERE = N_("the error is in {file} (step '{title}'), line {line}: {function} raised {error}")
+IMPORT_FAILED = N_("could not run because importing {module}.py {cause}")
+TIMED_OUT = N_("did not return within {seconds} s")
+TIMED_OUT_IN = N_("did not return within {seconds} s (it was still running {where})")
+HUNG_EARLIER = N_("did not return within {seconds} s earlier in grading, so it was not called again")
+HUNG_EARLIER_INSIDE = N_("stopped at once: it calls {hung}, which did not return within {seconds} s earlier in grading")
+HUNG_IMPORT_EARLIER = N_("stopped at once: importing {module}.py did not finish within {seconds} s earlier in grading")
+AT_IMPORT = N_("{module}.py (at import)")
+BUDGET_SPENT = N_("was not called: this step's calls already took {seconds} s, its time budget")
+KILLED_BY_SIGNAL = N_("ended the grading process with signal {signal} ({meaning})")
+EXITED = N_("ended the grading process with exit code {code} (os._exit or a crash in native code)")
+REFUSED = N_("tried something the grading sandbox does not allow ({reason})")
+UNISOLATED = N_("could not run: the grading sandbox could not isolate it on this machine ({reason})")
+TOO_LARGE = N_("returned more data than the grader accepts ({limit} MiB)")
+TOO_MUCH_OUTPUT = N_("printed {count} characters, more than the grader accepts in one call ({limit})")
+MALFORMED = N_("your code returned something the grader cannot read ({detail})")
+SIGNAL_MEANINGS = {
+    "SIGSEGV": N_("segmentation fault"),
+    "SIGXCPU": N_("CPU time limit exceeded"),
+    "SIGKILL": N_("killed, often for using too much memory"),
+    "SIGABRT": N_("aborted"),
+    "SIGBUS": N_("bus error"),
+    "SIGFPE": N_("arithmetic fault"),
+}
+A_SIGNAL = N_("signal")
+
+
+def call_outcome(outcome: outcomes.Failure, function: str, step: Step | None = None, called: str | None = None) -> str:
+    """What happened to the call ``function`` (e.g. ``"softmax"``, or ``"it"`` for a probe), as a clause.
+
+    ``called`` is the function's ``module.name`` (to tell whether a hang was in
+    the function itself or in one it calls). When the error was raised in
+    another step's module (grading ``mask``, the error comes from
+    ``scaling.py``), that module and its step come first.
+    """
+    if isinstance(outcome, outcomes.Malformed):
+        return _(MALFORMED).format(detail=outcome.detail)
+    if isinstance(outcome, outcomes.Raised):
+        elsewhere = _other_step(outcome.file, step)
+        if elsewhere is not None:
+            return _(RAISED_ELSEWHERE).format(
+                file=outcome.file, title=_(elsewhere.title), line=outcome.line, function=function, error=_error(outcome)
+            )
+    return f"{function} {_predicate(outcome, called or function)}"
+
+
+def no_result(outcome: outcomes.Failure, function: str, step: Step | None = None, called: str | None = None) -> str:
+    """The ``got`` part of a failed check whose call produced no value."""
+    return _(NO_RESULT).format(what=call_outcome(outcome, function, step, called))
+
+
+def _predicate(outcome: outcomes.Failure, function: str) -> str:
+    """The verb phrase of :func:`call_outcome` (its subject is the function)."""
+    if isinstance(outcome, outcomes.Raised):
+        if outcome.file and outcome.line:
+            return _(RAISED_AT).format(error=_error(outcome), file=outcome.file, line=outcome.line)
+        return _(RAISED).format(error=_error(outcome))
+    if isinstance(outcome, outcomes.ImportFailed):
+        return _(IMPORT_FAILED).format(module=outcome.module, cause=_predicate(outcome.cause, function))
+    if isinstance(outcome, outcomes.TimedOut):
+        seconds = f"{outcome.seconds:g}"
+        if outcome.function and not _same_function(outcome.function, function):
+            where = _place(outcome.function) + (f", line {outcome.line}" if outcome.line else "")
+            return _(TIMED_OUT_IN).format(seconds=seconds, where=where)
+        return _(TIMED_OUT).format(seconds=seconds)
+    if isinstance(outcome, outcomes.Skipped):
+        seconds = f"{outcome.seconds or 0:g}"
+        if outcome.reason == outcomes.BUDGET_SPENT:
+            return _(BUDGET_SPENT).format(seconds=seconds)
+        if outcome.function and outcome.function.endswith(".<module>"):
+            return _(HUNG_IMPORT_EARLIER).format(module=outcome.function.rpartition(".")[0], seconds=seconds)
+        if outcome.function and not _same_function(outcome.function, function):
+            return _(HUNG_EARLIER_INSIDE).format(hung=outcome.function, seconds=seconds)
+        return _(HUNG_EARLIER).format(seconds=seconds)
+    if isinstance(outcome, outcomes.Crashed):
+        meaning = _(SIGNAL_MEANINGS.get(outcome.signal_name, A_SIGNAL))
+        return _(KILLED_BY_SIGNAL).format(signal=outcome.signal_name, meaning=meaning)
+    if isinstance(outcome, outcomes.Exited):
+        return _(EXITED).format(code=outcome.code)
+    if isinstance(outcome, outcomes.Refused):
+        return _(UNISOLATED if outcome.isolation else REFUSED).format(reason=outcome.reason)
+    if isinstance(outcome, outcomes.TooLarge):
+        return _(TOO_LARGE).format(limit=f"{outcome.limit_bytes / (1 << 20):g}")
+    if isinstance(outcome, outcomes.TooMuchOutput):
+        return _(TOO_MUCH_OUTPUT).format(count=outcome.chars, limit=outcome.limit_chars)
+    return _(MALFORMED).format(detail=getattr(outcome, "detail", outcome.kind))
+
+
+def _place(function: str) -> str:
+    """``softmax.softmax`` as it is; a hang at import (``softmax.<module>``) as ``softmax.py (at import)``."""
+    module, _dot, name = function.rpartition(".")
+    return _(AT_IMPORT).format(module=module) if name == "<module>" else function
+
+
+def _error(raised: outcomes.Raised) -> str:
+    return f"{raised.type_name}: {raised.message}" if raised.message else raised.type_name
+
+
+def _same_function(where: str, function: str) -> bool:
+    """Whether ``where`` (``module.name``) is the called ``function`` (``module.name``, or a bare name)."""
+    return where == function or ("." not in function and where.rpartition(".")[2] == function)
+
+
+def _other_step(file: str | None, step: Step | None) -> Step | None:
+    """The step whose module is ``file``, when that is not ``step``'s own module."""
+    if not file or step is None or not file.endswith(".py"):
+        return None
+    module = file[: -len(".py")]
+    if module == step.module:
+        return None
+    return next((s for s in tasks.STEPS if s.module == module), None)

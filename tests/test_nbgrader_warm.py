@@ -88,24 +88,3 @@ def test_each_course_handler_and_kit_gets_its_own_server(
 def test_a_broken_request_is_a_grader_failure_not_a_crash(private: Path) -> None:
     outcome = client.grade(cells.HANDLER, {"steps": []}, deadline_s=60, stop_grace_s=1, scope=private)
     assert isinstance(outcome, client.GraderFailed) and "folder" in outcome.detail
-
-
-def test_a_fork_server_clone_forks_the_children_of_its_worker() -> None:
-    import numpy as np
-
-    from autograder.sandbox import zygote
-    from autograder.sandbox.client import Sandbox
-
-    server = zygote.Zygote(zygote.PRELOAD)
-    clone = server.clone()
-    try:
-        zygote.adopt(clone)
-        with Sandbox(kit.SOLUTIONS) as box:
-            np.testing.assert_allclose(box.call("softmax", "softmax", np.zeros(2)), [0.5, 0.5])
-            parent = int(Path(f"/proc/{box._proc.pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
-            assert isinstance(box._proc, zygote.ForkedChild) and parent == clone._pid != server._proc.pid
-    finally:
-        zygote.adopt(None)
-        clone.close()
-    assert server.alive()
-    server.close()

@@ -26,6 +26,7 @@ INSTRUCTOR_COMMANDS = {  # command name -> module
     "stubs": "stubs",
     "snapshot": "snapshot",
     "handout": "handout",
+    "i18n": "catalogs",
     "nbgrader-course": "nbgrader_course",
     "release": "release",
     "gradescope": "gradescope",

@@ -3,9 +3,14 @@
 The format is Gradescope's autograder specification: ``score``,
 ``execution_time``, ``output``, ``extra_data`` and ``tests`` with ``name``,
 ``number``, ``score``, ``max_score``, ``status``, ``output``,
-``output_format``, ``tags`` and ``visibility`` (hidden checks are
-``after_published``). Outputs are Markdown, with the text of every message
-escaped so that nothing in it (which may quote student code) is read as markup.
+``output_format``, ``tags``, ``visibility`` (hidden checks are
+``after_published``) and ``extra_data``. A test's ``name`` is the check's
+stable id (``step/test_name[param]``), the same in every language, since
+gradebooks key on it; its title, in the report's language, opens its
+``output`` and is in its ``extra_data`` (with the check's arrays when
+``evidence`` is asked for: the notebook's grade cells draw them). Outputs are
+Markdown, with the text of every message escaped so that nothing in it (which
+may quote student code) is read as markup.
 """
 
 from __future__ import annotations
@@ -15,10 +20,11 @@ import re
 from typing import Any
 
 from autograder import __version__
+from autograder.i18n import N_, _
 from autograder.report.model import CheckResult, GradeReport, StepResult
 
 MARKDOWN = "md"
-PASSED = "Passed."
+PASSED = N_("Passed.")
 MARKUP = re.compile(r"([\\`*_{}\[\]<>()#+!|~&-])")
 
 
@@ -38,22 +44,28 @@ def extra_data(report: GradeReport | None, **more: Any) -> dict[str, Any]:
     return data | more
 
 
-def _test(index: int, number: int, result: StepResult, check: CheckResult) -> dict[str, Any]:
+def _test(index: int, number: int, result: StepResult, check: CheckResult, evidence: bool) -> dict[str, Any]:
+    title = markdown_text(f"{_(result.step.title)}: {check.title}")
     return {
-        "name": f"{result.step.title}: {check.title}",
+        "name": check.id,  # the same in every language: gradebooks key on it
         "number": f"{index}.{number}",
         "score": check.earned,
         "max_score": check.points,
         "status": "passed" if check.passed else "failed",
-        "output": PASSED if check.passed else markdown_text(check.message),
+        "output": f"**{title}**\n\n{markdown_text(check.message or _(PASSED))}",
         "output_format": MARKDOWN,
         "tags": [result.step.id] + ([check.mistake] if check.mistake else []),
         "visibility": "after_published" if check.hidden else "visible",
+        "extra_data": {"title": check.title}
+        | ({"evidence": check.evidence.to_dict()} if evidence and check.evidence else {}),
     }
 
 
-def results(report: GradeReport, *, execution_time: float | None = None, **extra: Any) -> dict[str, Any]:
-    """Gradescope's ``results.json`` of ``report`` (``execution_time`` in seconds; default: the report's own)."""
+def results(
+    report: GradeReport, *, execution_time: float | None = None, evidence: bool = False, **extra: Any
+) -> dict[str, Any]:
+    """Gradescope's ``results.json`` of ``report`` (``execution_time`` in seconds; default: the report's own;
+    ``evidence``: each check's arrays in its ``extra_data``); ``extra`` goes into the top ``extra_data``."""
     return {
         "score": report.earned,
         "max_score": report.possible,
@@ -62,7 +74,7 @@ def results(report: GradeReport, *, execution_time: float | None = None, **extra
         "output_format": MARKDOWN,
         "extra_data": extra_data(report, submission=report.submission, **extra),
         "tests": [
-            _test(index, number, result, check)
+            _test(index, number, result, check, evidence)
             for index, result in enumerate(report.steps, start=1)
             for number, check in enumerate(result.checks, start=1)
         ],

@@ -1,15 +1,16 @@
 """What the lab notebook's cells call, inside the notebook's kernel.
 
 A grade cell calls :func:`grade`. The grading itself runs in a separate
-process (:mod:`autograder.nbgrader_course.run`, started with ``python -I`` from
-a temporary folder, so neither the submission nor the kernel's state is on
-its path), or in a worker of the warm grading server (:mod:`autograder.warm`);
-student code runs only in that process's sandbox. So nothing a student module
-does at import, and nothing in this kernel's namespace, can change the score a
-cell computes. What comes back is the report itself
+process (started with ``python -I`` from a temporary folder, so neither the
+submission nor the kernel's state is on its path), or in a worker of the warm
+grading server (:mod:`autograder.warm`), with
+:mod:`autograder.nbgrader_course.run` as the request's handler; student code
+runs only in that process's sandbox. So nothing a student module does at
+import, and nothing in this kernel's namespace, can change the score a cell
+computes. What comes back is the report itself
 (:mod:`autograder.report.serialize`); the cell prints its step with the
-terminal's renderer on stdout (nbgrader scores any stderr output as 0) and
-returns a plain ``float``.
+terminal's renderer on stdout (nbgrader scores any stderr output as 0), shows
+the heatmaps of its failed checks, and returns a plain ``float``.
 
 Public checks (the released cell) grade one step per call. With the
 instructor's private folder (the hidden block of an autograded cell) the
@@ -24,12 +25,14 @@ from __future__ import annotations
 import hashlib
 import os
 from dataclasses import dataclass, replace
+from html import escape as html_escape
 from pathlib import Path
 
-from autograder import tasks
+from autograder import i18n, tasks
+from autograder.i18n import N_, _
 from autograder.nbgrader_course.private import DEFAULT_DEADLINE_S, Private, PrivateFolderError, Settings
 from autograder.report import render
-from autograder.report.model import GradeReport, StepResult
+from autograder.report.model import CheckResult, GradeReport, StepResult
 from autograder.warm import client
 
 HANDLER = "autograder.nbgrader_course.run"  # the warm grader's request handler for these cells
@@ -39,20 +42,23 @@ ENV_STUDENT = "ATTNLAB_STUDENT"  # the submission's identity, for its hidden-inp
 ENV_STEPS = "ATTNLAB_GRADE_STEPS"  # the steps whose grade cells this notebook holds (comma-separated)
 STOP_GRACE_S = 15.0  # after an interrupt, the grader's time to stop its sandboxes before it is killed
 
-NO_PRIVATE = (
+NO_PRIVATE = N_(
     "The course's private folder named in this grade cell does not exist or has no "
     "settings.json: rebuild the course with `attnlab nbgrader-course`."
 )
-NOT_FINISHED = (
+NOT_FINISHED = N_(
     "The grader did not finish within {seconds:g} s, so this step scores 0. Code that hangs or "
     "runs very slowly is the usual cause."
 )
-INTERRUPTED = "Grading was interrupted (the notebook cell's time limit), so this step scores 0."
-GRADER_FAILED = (
+INTERRUPTED = N_("Grading was interrupted (the notebook cell's time limit), so this step scores 0.")
+GRADER_FAILED = N_(
     "The grader itself failed ({detail}), so this step scores 0; this is not your mistake: tell your instructor."
 )
-NO_CHECKS = "No checks of this step ran, so it scores 0."
-HIDDEN_LATER = "The remaining {points:g} points come from hidden checks that run when your instructor grades."
+NO_CHECKS = N_("No checks of this step ran, so it scores 0.")
+HIDDEN_LATER = N_("The remaining {points:g} points come from hidden checks that run when your instructor grades.")
+SCORE_LINE = N_("{title}: {earned} of {possible} points")
+PUBLIC_CHECKS = N_(" (public checks)")
+HANDOUT_LINE = N_("Handout: {handout}")
 
 
 @dataclass(frozen=True)
@@ -66,7 +72,7 @@ class Outcome:
 _runs: dict[tuple, Outcome] = {}  # private-folder runs of this kernel, by (folder, private, steps, content)
 
 
-def grade(step_id: str, private: str | None = None, folder: str | os.PathLike = ".") -> float:
+def grade(step_id: str, private: str | None = None, folder: str | os.PathLike = ".", lang: str | None = None) -> float:
     """Grade step ``step_id`` of the submission in ``folder``; print its feedback, return its score.
 
     Args:
@@ -74,21 +80,40 @@ def grade(step_id: str, private: str | None = None, folder: str | os.PathLike = 
         private: the instructor's private folder (hidden graders, reference, secret,
             settings.json), or None for the public checks.
         folder: the submission; the notebook's own folder by default.
+        lang: the feedback's language (the notebook of a course in another language
+            names it); default: the course's setting, else ``$ATTNLAB_LANG`` or the locale.
 
     Returns:
         The points earned, a plain float between 0 and the step's points.
     """
     step = tasks.step(step_id)
     submission = Path(folder).resolve()
-    if private is None:
-        outcome = _grade_once(submission, (step.id,), None)
-    else:
-        settings = _settings(Private(Path(private)))
-        outcome = _grade_batch(submission, Path(private).resolve(), step.id, settings)
-    result = next((s for s in outcome.report.steps if s.step.id == step.id), None) if outcome.report else None
-    earned = float(min(max(result.earned, 0.0), step.points)) if result else 0.0
-    print(_feedback(step, outcome.report, result, earned, outcome.failure, public_only=private is None))
+    settings = _settings(Private(Path(private))) if private is not None else None
+    language = i18n.choose_or_source(lang or (settings.language if settings else None))
+    with i18n.using(language):
+        if settings is None:
+            outcome = _grade_once(submission, (step.id,), None, lang=language)
+        else:
+            outcome = _grade_batch(submission, Path(private).resolve(), step.id, settings, language)
+        report = outcome.report
+        result = next((s for s in report.steps if s.step.id == step.id), None) if report else None
+        earned = float(min(max(result.earned, 0.0), step.points)) if result else 0.0
+        print(_feedback(step, report, result, earned, outcome.failure, public_only=private is None))
+        _show_pictures(result.failed if result else ())
     return earned
+
+
+def _show_pictures(failed: tuple[CheckResult, ...]) -> None:
+    """Display the heatmaps of each failed check that carries evidence (nothing is shown when none does)."""
+    failed = tuple(check for check in failed if check.evidence is not None)
+    if not failed:
+        return
+    from IPython.display import HTML, display
+
+    from autograder.report import render_html
+
+    for check in failed:
+        display(HTML(f"<p><b>{html_escape(check.title)}</b></p>{render_html.pictures(check.evidence)}"))
 
 
 def show_timing_plots(folder: str | os.PathLike = ".") -> None:
@@ -113,20 +138,20 @@ def _settings(private: Private) -> Settings:
     try:
         return private.settings()
     except PrivateFolderError:
-        raise RuntimeError(NO_PRIVATE) from None
+        raise RuntimeError(_(NO_PRIVATE)) from None
 
 
-def _grade_batch(submission: Path, private: Path, step_id: str, settings: Settings) -> Outcome:
+def _grade_batch(submission: Path, private: Path, step_id: str, settings: Settings, lang: str) -> Outcome:
     """This step's run with the private folder: the notebook's steps graded once per kernel and content."""
     steps = tuple(s for s in os.environ.get(ENV_STEPS, "").split(",") if s in tasks.BY_ID) or tuple(tasks.BY_ID)
     if step_id not in steps:
         steps = (step_id,)
-    key = (submission, private, steps, _content_digest(submission))
+    key = (submission, private, steps, _content_digest(submission), lang)
     if key not in _runs:
         try:
-            _runs[key] = _grade_once(submission, steps, private, settings.deadline_s)
+            _runs[key] = _grade_once(submission, steps, private, settings.deadline_s, lang)
         except KeyboardInterrupt:  # the cell's timeout: the later cells say so at once instead of grading again
-            _runs[key] = Outcome(failure=INTERRUPTED)
+            _runs[key] = Outcome(failure=_(INTERRUPTED))
             raise
     return _runs[key]
 
@@ -141,7 +166,11 @@ def _content_digest(folder: Path) -> str:
 
 
 def _grade_once(
-    submission: Path, steps: tuple[str, ...], private: Path | None, deadline_s: float = DEFAULT_DEADLINE_S
+    submission: Path,
+    steps: tuple[str, ...],
+    private: Path | None,
+    deadline_s: float = DEFAULT_DEADLINE_S,
+    lang: str = i18n.SOURCE,
 ) -> Outcome:
     """Grade ``submission`` for ``steps`` (warm when the private folder is given); its report or the reason there
     is none."""
@@ -150,6 +179,7 @@ def _grade_once(
         "steps": list(steps),
         "private": str(private) if private else None,
         "student": os.environ.get(ENV_STUDENT) or submission.name,
+        "lang": lang,
     }
     graded = client.grade(
         HANDLER, request, deadline_s=deadline_s, stop_grace_s=STOP_GRACE_S, scope=private, warm=private is not None
@@ -157,8 +187,8 @@ def _grade_once(
     if isinstance(graded, client.Graded):
         return Outcome(report=graded.report)
     if isinstance(graded, client.Overran):
-        return Outcome(failure=NOT_FINISHED.format(seconds=graded.seconds))
-    return Outcome(failure=GRADER_FAILED.format(detail=graded.detail))
+        return Outcome(failure=_(NOT_FINISHED).format(seconds=graded.seconds))
+    return Outcome(failure=_(GRADER_FAILED).format(detail=graded.detail))
 
 
 def _feedback(
@@ -170,17 +200,17 @@ def _feedback(
     *,
     public_only: bool,
 ) -> str:
-    """The cell's output: its score line, then the step as the terminal table shows it (``attnlab grade``)."""
+    """The cell's output: its score line, then the step as the terminal shows it (``attnlab grade``)."""
     possible = step.public_points if public_only else step.points
-    lines = [f"{step.title}: {earned:g} of {possible:g} points" + (" (public checks)" if public_only else "")]
+    head = _(SCORE_LINE).format(title=_(step.title), earned=f"{earned:g}", possible=f"{possible:g}")
+    lines = [head + (_(PUBLIC_CHECKS) if public_only else "")]
     if failure:
         lines.append(failure)
     elif result is None or report is None:
-        lines.append(NO_CHECKS)
+        lines.append(_(NO_CHECKS))
     else:
-        shown = replace(report, submission=Path(report.submission).name, steps=(result,))
-        lines.append(render.table(shown))
+        lines.append(render.table(replace(report, submission=Path(report.submission).name, steps=(result,))))
     if public_only and step.hidden_points:
-        lines.append(HIDDEN_LATER.format(points=step.hidden_points))
-    lines.append(f"Handout: {step.handout}")
+        lines.append(_(HIDDEN_LATER).format(points=step.hidden_points))
+    lines.append(_(HANDOUT_LINE).format(handout=tasks.handout_link(step, i18n.language())))
     return "\n".join(lines)

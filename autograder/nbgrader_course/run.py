@@ -14,7 +14,7 @@ import os
 from dataclasses import fields
 from pathlib import Path
 
-from autograder import engine
+from autograder import engine, i18n
 from autograder.nbgrader_course.private import SETTINGS, Private
 from autograder.sandbox.client import Limits
 
@@ -43,4 +43,19 @@ def options(request: dict) -> engine.GradeOptions:
         seed=engine.seed_for(secret, str(request["student"])),
         steps=steps,
         limits=limits_from(settings.limits),
+        isolation=settings.isolation,
     )
+
+
+def language_for(request: dict) -> str:
+    """The feedback's language: the request's (the grade cell's ``lang``), else the course's, else the default."""
+    if request.get("lang"):
+        return i18n.choose_or_source(request["lang"])
+    if request.get("private") is not None:
+        return i18n.choose_or_source(Private(Path(request["private"])).settings().language)
+    return i18n.choose_or_source()
+
+
+def prepare(request: dict) -> None:
+    """Before grading (in the warm worker or a fresh grader process): the feedback's language."""
+    i18n.activate(language_for(request))

@@ -7,11 +7,10 @@ server (about 4 s of the 8 s a student's grading took on 2 cores). The first
 request for a handler starts this server instead (detached, so it outlives the
 notebook kernel or Dask worker that started it): it imports the handler, the
 engine and torch, starts the sandbox fork server, and forks a worker per
-request. A worker is a fresh copy of the warm process with a clone of the
-fork server of its own (:meth:`autograder.sandbox.zygote.Zygote.clone`: no
-two workers share a control socket); it grades one request, writes the report
-to the connection and exits, so nothing of one student's run reaches the
-next. At most :data:`MAX_WORKERS` workers run at once; the server exits after
+request. A worker is a fresh copy of the warm process (it opens its own
+channel to the shared fork server, so no two workers share a conversation);
+it grades one request, writes the report to the connection and exits, so
+nothing of one student's run reaches the next. At most :data:`MAX_WORKERS` workers run at once; the server exits after
 :data:`IDLE_S` seconds without a request.
 
 Written by hand: no library forks a pre-imported Python per request with its
@@ -57,10 +56,10 @@ def serve(path: str, handler: str) -> None:
 
     from autograder import engine  # noqa: F401  the imports every worker shares
     from autograder.report import serialize  # noqa: F401
-    from autograder.sandbox import zygote
+    from autograder.sandbox import client as sandbox
 
     module = importlib.import_module(handler)
-    zygote.prestart()
+    sandbox.prestart()  # the sandbox's fork server, shared by every worker
     preload()
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(path)
@@ -119,32 +118,26 @@ def _reap(running: set[int], *, block: bool) -> None:
 
     Only the workers' own pids are waited for: the fork server is this process's child too.
     """
-    from autograder.sandbox import zygote
-
     before = len(running)
     while True:
-        zygote.reap(running)
+        for pid in list(running):
+            try:
+                done, _ = os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                done = pid
+            if done:
+                running.discard(pid)
         if not block or len(running) < before:
             return
         time.sleep(POLL_S / 4)
 
 
 def _fork_worker(listener: socket.socket, connection: socket.socket, module: ModuleType, request: dict) -> int:
-    """Fork the worker of ``request`` with a fork-server clone of its own; its pid."""
-    from autograder.sandbox import zygote
-
-    try:
-        server = zygote.shared()
-        clone = server.clone() if server is not None else None
-    except zygote.ZygoteError:
-        clone = None  # the worker starts a fork server of its own
+    """Fork the worker of ``request``; its pid."""
     pid = os.fork()
     if pid == 0:
         listener.close()
-        zygote.adopt(clone)
         _work(connection, module, request)  # never returns
-    if clone is not None:
-        clone.close()  # the worker holds the clone's socket now; the clone ends with the worker
     return pid
 
 
@@ -178,7 +171,15 @@ def graded(module: ModuleType, request: dict) -> dict[str, Any]:
             if hasattr(module, "prepare"):  # e.g. the feedback's language
                 module.prepare(request)
             report = engine.grade(module.options(request))
-    except (engine.GradingError, OSError, ValueError, KeyError, TypeError, RuntimeError) as error:
+    except (
+        engine.GradingError,
+        engine.IsolationRefused,
+        OSError,
+        ValueError,
+        KeyError,
+        TypeError,
+        RuntimeError,
+    ) as error:
         return {"error": f"{type(error).__name__}: {error}"}
     return {"report": serialize.report_dict(report)}
 
