@@ -48,6 +48,7 @@ HIDDEN_NAME = re.compile(r"test_\w+_hidden\.py$")
 PUBLIC_GRADERS = PACKAGE / "graders" / tasks.LAB
 MIN_LINE = 16  # a solution line shorter than this ("else:", "return out") is no one's secret
 RUN = 3  # consecutive lines of a region (or a hidden grader) that make a copy
+RUN_LINE = 12  # lines shorter than this ("try:", "yield", "finally:") are left out of the runs compared
 # Regions ("<module>.<function>") the public engine holds on purpose, and why: reviewed, not a leak.
 ENGINE_SHARES = {
     "reference_check.torch_attention": "the graders run PyTorch's attention under each SDPA kernel in the grading "
@@ -97,7 +98,9 @@ class Secrets:
         graders = {line for p in PUBLIC_GRADERS.glob("*.py") for line in _code(p.read_text("utf-8").splitlines())}
         hidden_texts = {p.name: p.read_text(encoding="utf-8") for p in sorted(Path(hidden_graders).glob("*.py"))}
         hidden = {
-            name: tuple(line for line in _code(text.splitlines()) if line not in graders and not _is_import(line))
+            name: tuple(
+                line for line in _significant(_code(text.splitlines())) if line not in graders and not _is_import(line)
+            )
             for name, text in hidden_texts.items()
         }
         return cls(stub_texts, references, regions, frozenset(lines - public), hidden, frozenset(hidden_texts.values()))
@@ -106,10 +109,15 @@ class Secrets:
 def _regions(module: str, text: str, path: Path) -> dict[str, tuple[str, ...]]:
     lines, found = text.splitlines(), {}
     for number, region in enumerate(stubs.find_regions(text, path)):
-        code = tuple(_code(lines[region.begin : region.end - 1]))
+        code = tuple(_significant(_code(lines[region.begin : region.end - 1])))
         if code:
             found[f"{module}.{region.task}#{number}"] = code
     return found
+
+
+def _significant(lines: list[str]) -> list[str]:
+    """The lines a run is made of: those of at least :data:`RUN_LINE` characters."""
+    return [line for line in lines if len(line) >= RUN_LINE]
 
 
 def _is_import(line: str) -> bool:
@@ -134,14 +142,15 @@ def scan_text(name: str, text: str, secrets: Secrets, *, engine: bool = False) -
         found.append(f"{name}: is a hidden grader")
     found.extend(f"{name}: holds {marker!r}" for marker in MARKERS if marker in text)
     code = _code(text.splitlines())
+    runs = _significant(code)
     for hidden_name, hidden_lines in secrets.hidden.items():
-        if _has_run(code, list(hidden_lines), RUN):
+        if _has_run(runs, list(hidden_lines), RUN):
             found.append(f"{name}: holds {RUN} lines in a row of the hidden grader {hidden_name}")
     if engine:
         copied = [
             key
             for key, region in secrets.regions.items()
-            if key.split("#")[0] not in ENGINE_SHARES and _has_run(code, list(region), min(RUN, len(region)))
+            if key.split("#")[0] not in ENGINE_SHARES and _has_run(runs, list(region), min(RUN, len(region)))
         ]
         found.extend(f"{name}: holds the solution region of {key.split('#')[0]}" for key in copied[:3])
     else:
