@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -45,11 +48,14 @@ def gradescope_zip(tmp_path_factory: pytest.TempPathFactory, student_bundle) -> 
 
 
 @pytest.fixture(scope="session")
-def student_python(tmp_path_factory: pytest.TempPathFactory, gradescope_zip: Path) -> Path:
+def student_python(gradescope_zip: Path) -> Iterator[Path]:
     """The Python of a fresh virtual environment set up by the zip's ``setup.sh`` (the course lock, then the
     public wheel): what Gradescope's image and a student's install hold. torch comes from pip's usual index here
-    (no network to PyTorch's); about 40 s."""
-    root = tmp_path_factory.mktemp("student-env")
+    (no network to PyTorch's); about 40 s. It lives where every user may read it (pytest's own temporary folders
+    are closed), as a system Python is: the sandbox's user layer runs student code as another uid. And not under
+    /tmp: the namespaces layer gives student code a private, empty /tmp, which would hide the installation."""
+    root = Path(tempfile.mkdtemp(prefix="attnlab-student-env-", dir="/var/tmp" if Path("/var/tmp").is_dir() else None))
+    root.chmod(0o755)
     subprocess.run([sys.executable, "-m", "venv", str(root / "venv")], check=True, timeout=300)
     python = root / "venv" / "bin" / "python"
     with zipfile.ZipFile(gradescope_zip) as archive:
@@ -67,4 +73,5 @@ def student_python(tmp_path_factory: pytest.TempPathFactory, gradescope_zip: Pat
         timeout=1200,
     )
     assert done.returncode == 0, f"setup.sh failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
-    return python
+    yield python
+    shutil.rmtree(root, ignore_errors=True)

@@ -20,7 +20,7 @@ from autograder.gradescope import build, results, runner
 from tests import kit
 
 LAB = tasks.LAB
-TEST = {"name", "number", "score", "max_score", "status", "output", "output_format", "tags", "visibility"}
+TEST = {"name", "number", "score", "max_score", "status", "output", "output_format", "tags", "visibility", "extra_data"}
 FEW = ("softmax", "mask")  # the steps graded in every case but the reference's (a whole lab takes longer)
 
 

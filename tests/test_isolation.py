@@ -13,6 +13,7 @@ import pytest
 
 from autograder import cli
 from autograder.cli.common import EXIT_USAGE
+from autograder.gradescope.results import markdown_text
 from autograder.sandbox import bwrap, isolation
 from autograder.sandbox.client import Limits, Sandbox
 from autograder.sandbox.isolation import Level
@@ -172,5 +173,5 @@ def test_the_user_layer_grades_the_reference_as_another_uid(tmp_path: Path) -> N
     results = json.loads(out.read_text())
     assert results["extra_data"]["isolation"] == "user" and results["score"] == results["max_score"] > 0
     if isolation.readable_by_others(kit.HIDDEN):  # the kit's own hidden graders: the report warns
-        assert f"{kit.HIDDEN} is readable by every user" in results["output"]
+        assert markdown_text(f"{kit.HIDDEN} is readable by every user") in results["output"]  # Markdown, escaped
     assert sys.executable != python or isolation._user()[0]
