@@ -10,8 +10,12 @@ private folder). Then it times, once each and one after the other,
 ``attnlab grade-batch`` of the course's ``submitted/`` with ``-j 2`` (the same
 hidden graders, reference, secret and limits from the course's private folder;
 its warm server stopped first), and prints both throughputs, the ratio and
-whether both gave every student the same autograded score. Not a test:
-timings on shared machines are noisy; the load average is printed with them.
+whether both gave every student the same autograded score. Where the kernel's
+cpuacct cgroup is writable (Linux, as root) each command runs in a cgroup of
+its own, so the CPU time of all it started (detached warm servers and sandbox
+children included) is measured too: the per-student cost that does not depend
+on what else the machine runs. Not a test: timings on shared machines are
+noisy; the load average is printed with them.
 
     python bench/batch_vs_nbgrader.py [--students 50] [--jobs 2]
 """
@@ -20,9 +24,12 @@ from __future__ import annotations
 
 import argparse
 import csv
+import os
 import shutil
+import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -30,6 +37,7 @@ sys.path.insert(0, str(ROOT))
 
 from grade_overhead import wall  # noqa: E402  (bench/ is this script's own folder on the path)
 
+CPUACCT = Path("/sys/fs/cgroup/cpuacct")  # cgroup v1; the v2 "unified" hierarchy is not used here
 from autograder import stubs, tasks  # noqa: E402
 from autograder.nbgrader_course import cells, course  # noqa: E402
 from autograder.warm import client  # noqa: E402
@@ -70,6 +78,33 @@ def submit(root: Path, number: int, kind: str) -> None:
         (folder / "softmax.py").write_text(HOSTILE.format(private=str(root / "private")), encoding="utf-8")
 
 
+def measured(command: list[str], cwd: Path, stop: list[tuple]) -> tuple[float, float | None]:
+    """Wall seconds of ``command`` and, where a cpuacct cgroup can be made, the CPU seconds of everything it
+    started (its warm server is stopped through ``stop``'s ``(handler, scope)`` before the cgroup is read)."""
+    group = CPUACCT / f"attnlab-bench-{os.getpid()}-{time.monotonic_ns()}"
+    try:
+        group.mkdir()
+    except OSError:
+        return wall(command, cwd), None
+
+    def enter() -> None:
+        (group / "cgroup.procs").write_text(str(os.getpid()))
+
+    started = time.perf_counter()
+    subprocess.run(command, cwd=cwd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=enter)
+    seconds = time.perf_counter() - started
+    for handler, scope in stop:
+        client.stop(handler, scope)
+    cpu = int((group / "cpuacct.usage").read_text()) / 1e9
+    for _ in range(50):  # the servers' last processes leave the group
+        try:
+            group.rmdir()
+            break
+        except OSError:
+            time.sleep(0.2)
+    return seconds, cpu
+
+
 def scores_nbgrader(root: Path) -> dict[str, float]:
     with open(root / "grades.csv", newline="", encoding="utf-8") as handle:
         return {row["student_id"]: float(row["score"]) for row in csv.DictReader(handle)}
@@ -93,12 +128,18 @@ def main() -> None:
         for number, kind in kinds.items():
             submit(root, number, kind)
         client.stop(cells.HANDLER, root / "private")
-        nbgrader_s = wall([sys.executable, "-m", "nbgrader", "autograde", LAB], root)
+        nbgrader_s, nbgrader_cpu = measured(
+            [sys.executable, "-m", "nbgrader", "autograde", LAB], root, [(cells.HANDLER, root / "private")]
+        )
         wall([sys.executable, "-m", "nbgrader", "export"], root)
         client.stop(warm_job.HANDLER)
         out = Path(work) / "batch"
         command = [sys.executable, "-m", "autograder", "grade-batch", str(root / "submitted"), "--csv"]
-        batch_s = wall([*command, str(out / "grades.csv"), "-j", str(args.jobs), "--no-progress"], Path(work))
+        batch_s, batch_cpu = measured(
+            [*command, str(out / "grades.csv"), "-j", str(args.jobs), "--no-progress"],
+            Path(work),
+            [(warm_job.HANDLER, None)],
+        )
         by_nbgrader, by_batch = scores_nbgrader(root), scores_batch(out / "grades.csv")
     load = Path("/proc/loadavg").read_text().split()[:3] if Path("/proc/loadavg").exists() else ["?"]
     mix = {kind: list(kinds.values()).count(kind) for kind in dict.fromkeys(kinds.values())}
@@ -112,6 +153,13 @@ def main() -> None:
     )
     print(f"  ratio (grade-batch / nbgrader throughput): {nbgrader_s / batch_s:.2f}x")
     print(f"  same autograded score from both: {same} of {len(by_batch)} students")
+    if nbgrader_cpu is not None and batch_cpu is not None:
+        print(
+            f"  CPU time per student (all processes each started): nbgrader {nbgrader_cpu / n:.2f} s, "
+            f"grade-batch {batch_cpu / n:.2f} s; on {args.jobs} otherwise idle cores grade-batch would do "
+            f"{args.jobs * 60 * n / batch_cpu:.1f} students per minute, nbgrader (one at a time) at most "
+            f"{60 * n / nbgrader_cpu:.1f}: {args.jobs * nbgrader_cpu / batch_cpu:.2f}x"
+        )
 
 
 if __name__ == "__main__":
