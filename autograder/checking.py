@@ -15,7 +15,7 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from autograder import diagnose, messages
+from autograder import cases, diagnose, messages
 from autograder.diagnose.catalog import MISTAKES
 from autograder.sandbox.client import Sandbox, StudentCallError
 from autograder.sandbox.protocol import Unsupported
@@ -23,6 +23,8 @@ from autograder.tasks import Step
 
 # A correct float32 implementation lands well inside these; every known mistake far outside.
 RTOL, ATOL = 1e-4, 1e-6
+# Rounding noise of float32 arithmetic on values of size 1 (64 ulps: a few dozen operations deep).
+FLOAT32_NOISE = 64 * float(np.finfo(np.float32).eps)
 
 
 class CheckFailed(AssertionError):
@@ -158,8 +160,15 @@ class Lab:
 def expect_close(
     got: Got, expected: Any, *, wrong: Mapping[str, Any] | None = None, rtol: float = RTOL, atol: float = ATOL
 ) -> np.ndarray:
-    """Expect an array equal to ``expected`` within tolerance; diagnose against ``wrong``."""
+    """Expect an array equal to ``expected`` within tolerance; diagnose against ``wrong``.
+
+    A value of another shape is diagnosed too: some mistakes change the shape
+    (a square mask where the queries are fewer than the keys).
+    """
     expected = np.asarray(expected, dtype=float)
+    value = got.value
+    if isinstance(value, np.ndarray) and value.shape != expected.shape:
+        got.fail(f"an array of shape {expected.shape}", f"shape {value.shape}", diagnose.identify(value, wrong or {}))
     array = got.array(expected.shape).astype(float)
     same_inf = np.array_equal(np.isinf(array), np.isinf(expected)) and np.array_equal(
         np.sign(array[np.isinf(array)]), np.sign(expected[np.isinf(expected)])
@@ -168,7 +177,16 @@ def expect_close(
     if same_inf and np.allclose(array[finite], expected[finite], rtol=rtol, atol=atol) and not np.isnan(array).any():
         return array
     mistake = diagnose.identify(array, wrong or {})
-    got.fail(messages.short(expected), messages.short(array) + messages.worst_entry(array, expected), mistake)
+    got.fail(
+        messages.short(expected),
+        messages.short(array) + messages.worst_entry(array, expected, rtol=rtol, atol=atol),
+        mistake,
+    )
+
+
+def expect_case(got: Got, case: str, part: int | None = None, **tolerance: float) -> np.ndarray:
+    """Expect the reference's answer to the public case ``case`` (``part`` of a returned tuple), naming its mistakes."""
+    return expect_close(got, cases.expected(case, part), wrong=cases.wrong(case, part), **tolerance)
 
 
 def expect_that(
@@ -179,3 +197,40 @@ def expect_that(
         return
     mistake = diagnose.identify(np.asarray(value), wrong) if value is not None and wrong else None
     got.fail(expected, got_text, mistake)
+
+
+def rounding_limit(scale: float = 1.0) -> float:
+    """The most rounding noise a correct result may carry, for values of size ``scale``.
+
+    Public code often computes in float32 whatever dtype it returns (GPU habits,
+    cached float32 tables), so a quantity that is 0 in exact arithmetic is
+    judged by what float32 achieves, never by the dtype that came back.
+    """
+    return FLOAT32_NOISE * max(float(scale), 1.0)
+
+
+def expect_rounding(
+    got: Got,
+    size: float,
+    what: str,
+    *,
+    scale: float = 1.0,
+    exact: str = "",
+    value: Any = None,
+    wrong: Mapping[str, Any] | None = None,
+) -> None:
+    """Expect ``size`` (a quantity that is 0 in exact arithmetic, e.g. a gap) to be rounding noise.
+
+    ``scale`` is the size of the values it was computed from (see
+    :func:`rounding_limit`); ``exact`` may cite what float64 gives (the
+    chapter's figure), for the message.
+    """
+    limit = rounding_limit(scale)
+    expect_that(
+        got,
+        bool(np.isfinite(size) and abs(size) <= limit),
+        f"{what} of rounding noise only (at most {limit:.2g}, what float32 arithmetic leaves{exact})",
+        f"{size:.6g}",
+        value=np.asarray(size) if value is None else value,
+        wrong=wrong,
+    )

@@ -48,8 +48,19 @@ def short(value: Any) -> str:
     return text if len(text) <= MAX_VALUE_CHARS else text[: MAX_VALUE_CHARS - 3] + "..."
 
 
-def worst_entry(got: np.ndarray, expected: np.ndarray) -> str:
-    """Where two same-shape arrays differ most, e.g. ' (largest difference 0.27 at [0, 1])'."""
+PRECISION_NOTE = (
+    " (largest difference {size:.2g} at [{where}], below the printed digits: {expected:.6g} either way; "
+    "this check is about precision and allows a difference of {allowed})"
+)
+
+
+def worst_entry(got: np.ndarray, expected: np.ndarray, *, rtol: float = 0.0, atol: float = 0.0) -> str:
+    """Where two same-shape arrays differ most, e.g. ' (largest difference at [0, 1]: expected 0.27, got 0.31)'.
+
+    When the two entries print the same at six digits the message would show no
+    difference at all, so it gives the size of the difference instead and says
+    that the check is about precision, with what it allows (``atol + rtol * |expected|``).
+    """
     with np.errstate(invalid="ignore"):
         diff = np.abs(got.astype(float) - expected.astype(float))
     if diff.size == 0 or diff.ndim == 0:
@@ -57,4 +68,8 @@ def worst_entry(got: np.ndarray, expected: np.ndarray) -> str:
     diff = np.where(np.isnan(diff), np.inf, diff)
     index = np.unravel_index(int(np.argmax(diff)), diff.shape)
     where = ", ".join(str(int(i)) for i in index)
-    return f" (largest difference at [{where}]: expected {expected[index]:.6g}, got {got[index]:.6g})"
+    wanted, value = float(expected[index]), float(got[index])
+    if np.isfinite(diff[index]) and f"{wanted:.6g}" == f"{value:.6g}":
+        allowed = f"{atol:g} + {rtol:g} x |expected|" if rtol else f"{atol:g}"
+        return PRECISION_NOTE.format(size=float(diff[index]), where=where, expected=wanted, allowed=allowed)
+    return f" (largest difference at [{where}]: expected {wanted:.6g}, got {value:.6g})"

@@ -14,7 +14,7 @@ SOFTMAX_BODY = """    x = np.asarray(x, dtype=float)
     e = np.exp(shifted)
     return e / np.sum(e, axis=axis, keepdims=True)
 """
-ATTENTION_TAIL = """    weights = softmax(S, axis=-1)  # (..., n_q, n_k), rows sum to 1
+ATTENTION_TAIL = """    weights = np.asarray(softmax(S, axis=-1))  # (..., n_q, n_k), rows sum to 1; a tensor is fine
     return weights @ V, weights  # (..., n_q, d_v)
 """
 SCORES_BODY = "    return Q @ np.swapaxes(K, -1, -2)  # (..., n_q, d_k) @ (..., d_k, n_k) -> (..., n_q, n_k)\n"

@@ -54,7 +54,7 @@ RESTORED_BODY = (
     + TOKENS
     + "    Q, K, V = project(tokens, W_Q, W_K, W_V)\n"
     "    mask = causal_mask(len(tokens)) if causal else None\n"
-    "    out = attention(Q, K, V, mask)[0]  # (n, d_v), row s = slot s\n"
+    "    out = np.asarray(attention(Q, K, V, mask)[0])  # (n, d_v), row s = slot s; a tensor is fine too\n"
     "    restored = np.empty_like(out)\n" + RESTORE + "    return restored\n"
 )
 # float32 throughout, with its own head; the gap then comes back as a numpy float32 scalar.

@@ -7,7 +7,7 @@ import pytest
 
 from autograder import cases, chapter
 from autograder.cases import costs as table
-from autograder.checking import Got, Lab, describe, expect_close
+from autograder.checking import Got, Lab, describe, expect_case, expect_close
 
 pytestmark = pytest.mark.step("costs")
 
@@ -61,7 +61,7 @@ def test_block_params_table(lab: Lab) -> None:
         derived(sizes[1], "ffn_params / block_params", sizes[1].value / sizes[2].value), chapter.value("T737-twothirds")
     )
     got = count(lab, "block_params", 4096, 11008, text="block_params(4096, d_ff=11008)")
-    expect_close(got, cases.expected("block_params_11008"), wrong=cases.wrong("block_params_11008"), **EXACT)
+    expect_case(got, "block_params_11008", **EXACT)
     d, d_kv = 4096, 1024  # Llama 3: 8 key/value heads of 128
     gqa = count(lab, "attention_params", d, d_kv, text=f"attention_params({d}, d_kv={d_kv}) (grouped-query attention)")
     full = count(lab, "attention_params", d, text=f"attention_params({d})")
@@ -86,7 +86,7 @@ def test_ffn_widths(lab: Lab) -> None:
         got = count(
             lab, "ffn_params", d, d_ff, gated, text=f"ffn_params({d}, d_ff={d_ff}, gated={gated}) (d_ff = {ratio:g} d)"
         )
-        expect_close(got, cases.expected(name), wrong=cases.wrong(name), **EXACT)
+        expect_case(got, name, **EXACT)
         sizes.append(float(got.value))
     expect_close(derived(got, "each ffn_params(...) / d^2", np.array(sizes) / d**2), chapter.value("T736-ffn-params"))
     small = count(lab, "ffn_params", 4, text="ffn_params(4) (the default d_ff = 4d)")
@@ -228,8 +228,8 @@ def test_block_flops_and_heads(lab: Lab) -> None:
     n, d = table.EX6_N, 512
     got = lab.call("block_flops", n, d, text=f"block_flops({n}, {d})")
     linear, quadratic = (as_number(part) for part in got.parts("linear", "quadratic"))
-    expect_close(linear, cases.expected("block_flops_ex6", 0), wrong=cases.wrong("block_flops_ex6", 0), **EXACT)
-    expect_close(quadratic, cases.expected("block_flops_ex6", 1), wrong=cases.wrong("block_flops_ex6", 1), **EXACT)
+    expect_case(linear, "block_flops_ex6", 0, **EXACT)
+    expect_case(quadratic, "block_flops_ex6", 1, **EXACT)
     mults = quadratic.value / 4 / n**2  # 4 n^2 d FLOPs = n^2 d multiply-adds for Q K^T and n^2 d for A V
     params = count(lab, "attention_params", d, text=f"attention_params({d})")
     for h in (1, 8, 64):

@@ -7,7 +7,7 @@ import pytest
 
 from autograder import cases, chapter
 from autograder.cases import moe_router as moe
-from autograder.checking import Got, Lab, describe, expect_close, expect_that
+from autograder.checking import Got, Lab, describe, expect_case, expect_close, expect_that
 from autograder.diagnose.moe_router import calls_variants, routing_problems
 
 pytestmark = pytest.mark.step("moe_router")
@@ -29,7 +29,7 @@ def test_route_indices(lab: Lab) -> None:
     """route(x, W_r, 2) picks each token's two best experts, best first"""
     got = lab.call("route", X, W_r, 2, text=f"route(x, W_r, 2) {PUBLIC}")
     indices, _ = got.parts("indices", "gates")
-    expect_close(indices, cases.expected("route_public", 0), wrong=cases.wrong("route_public", 0), rtol=0, atol=0)
+    expect_case(indices, "route_public", 0, rtol=0, atol=0)
 
 
 @pytest.mark.points(1.5)
@@ -57,8 +57,8 @@ def test_route_batch_axes(lab: Lab) -> None:
         "route", moe.INPUTS["x_batch"], W_r, 3, text="route(x, W_r, 3) with x of shape (2, 3, 4) and 5 experts"
     )
     indices, gates = got.parts("indices", "gates")
-    expect_close(indices, cases.expected("route_batch", 0), wrong=cases.wrong("route_batch", 0), rtol=0, atol=0)
-    expect_close(gates, cases.expected("route_batch", 1), wrong=cases.wrong("route_batch", 1))
+    expect_case(indices, "route_batch", 0, rtol=0, atol=0)
+    expect_case(gates, "route_batch", 1)
 
 
 @pytest.mark.points(1)
@@ -71,7 +71,7 @@ def test_route_ties(lab: Lab) -> None:
     got = lab.call("route", moe.TIE_X, moe.TIE_W_r, 3, text=text)
     indices, gates = got.parts("indices", "gates")
     expect_close(indices, moe.TIE_INDICES, wrong=cases.wrong("route_ties", 0), rtol=0, atol=0)
-    expect_close(gates, cases.expected("route_ties", 1), wrong=cases.wrong("route_ties", 1))
+    expect_case(gates, "route_ties", 1)
 
 
 @pytest.mark.points(1.5)
@@ -81,7 +81,7 @@ def test_moe_layer_output(lab: Lab) -> None:
         "recorded_moe_layer", X, W_r, A, b, 2, text=f"moe_layer(x, W_r, experts, 2) {PUBLIC} and affine experts"
     )
     output, _, _ = got.parts("output", "rows", "calls")
-    expect_close(output, cases.expected("moe_layer_public"), wrong=cases.wrong("moe_layer_public"))
+    expect_case(output, "moe_layer_public")
 
 
 @pytest.mark.points(1.5)
