@@ -251,6 +251,26 @@ def decode_step(x_t, W_Q, W_K, W_V, cache):
     return (weights @ V).squeeze(-2)
 '''
 
+ATTENTION_SOFTMAX_PLUS_ONE = '''
+def attention(Q, K, V, mask=None):
+    """A softmax with an extra 1 in the denominator (weights may sum to less than 1): not the lab's softmax."""
+    Q, K, V = (np.asarray(a, dtype=float) for a in (Q, K, V))
+    _check_shapes(Q, K, V)
+    S = scaled_scores(Q, K)
+    if mask is not None:
+        S = np.where(np.asarray(mask, dtype=bool), S, -np.inf)
+    top = np.maximum(S.max(axis=-1, keepdims=True), 0.0)
+    e = np.exp(S - top)
+    weights = e / (np.exp(-top) + e.sum(axis=-1, keepdims=True))
+    return weights @ V, weights
+'''
+
+CAUSAL_MASK_ALL_TRUE = '''
+def causal_mask(n_q, n_k=None):
+    """Every key allowed: the shape is right, the rule is missing."""
+    return np.ones((n_q, n_q if n_k is None else n_k), dtype=bool)
+'''
+
 FOREIGN = (
     Foreign("rope_float32_table", "positions", (Replace("positions", "rope", ROPE_FLOAT32_TABLE),), True),
     Foreign("rope_complex_table", "positions", (Replace("positions", "rope", ROPE_COMPLEX_TABLE),), True),
@@ -289,6 +309,20 @@ FOREIGN = (
         "rope_one_based", "positions", (Replace("positions", "rope", ROPE_ONE_BASED),), False, "rope_position_offset"
     ),
     Foreign("post_norm_block", "block", (Replace("block", "block", BLOCK_POST_NORM),), False, "block_post_norm"),
+    Foreign(
+        "softmax_plus_one",
+        "scaling",
+        (Replace("scaling", "attention", ATTENTION_SOFTMAX_PLUS_ONE),),
+        False,
+        sentence="rows that do not sum to 1",
+    ),
+    Foreign(
+        "causal_mask_all_true",
+        "mask",
+        (Replace("mask", "causal_mask", CAUSAL_MASK_ALL_TRUE),),
+        False,
+        mistake="mask_allows_everything",
+    ),
     Foreign(
         "attend_before_append",
         "kv_cache",

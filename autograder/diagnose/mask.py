@@ -25,6 +25,11 @@ MISTAKES = {
         ),
         Mistake("mask_fill_zero", "masked scores are set to 0 instead of -inf, so masked keys still get weight"),
         Mistake(
+            "mask_allows_everything",
+            "every key is allowed (the mask is all True, or not applied), so a query sees the tokens after it; the "
+            "mask is True only where j <= i + (n_k - n_q)",
+        ),
+        Mistake(
             "mask_square",
             "the mask is square (n_k x n_k) when there are fewer queries than keys; decoding against a cache, the "
             "n_q queries are the last n_q positions, so causal_mask(n_q, n_k) has n_q rows: j <= i + (n_k - n_q)",
@@ -42,6 +47,7 @@ def causal_mask_variants(n_q: int, n_k: int | None = None) -> dict[str, np.ndarr
         "mask_inverted": ~np.tril(ones, k=offset),
         "mask_off_by_one": np.tril(ones, k=offset - 1),
         "mask_ignores_offset": np.tril(ones, k=0),
+        "mask_allows_everything": ones,
         **({"mask_square": np.tril(np.ones((n_k, n_k), dtype=bool))} if n_k != n_q else {}),
     }
 
@@ -67,6 +73,7 @@ def masked_attention_variants(ref, Q, K, V, mask) -> dict[str, tuple[np.ndarray,
         "mask_after_softmax+minus_inf": after_inf,
         "mask_fill_zero": zero,
         "mask_inverted": inverted,
+        "mask_allows_everything": ref.softmax.softmax(S),
     }
     n_q, n_k = mask.shape[-2:]
     if mask.shape == (n_q, n_k) and np.array_equal(mask, np.tril(np.ones((n_q, n_k), bool), k=n_k - n_q)):
