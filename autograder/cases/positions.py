@@ -116,6 +116,7 @@ CASES: tuple[Case, ...] = (
     Case("pe_3_4", "positions", "sinusoidal_encoding", (3, 4), mistakes.sinusoidal_variants),
     Case("pe_20_16", "positions", "sinusoidal_encoding", (20, 16), mistakes.sinusoidal_variants),
     Case("pe_5_6_base100", "positions", "sinusoidal_encoding", (5, 6, 100.0), mistakes.sinusoidal_variants),
+    Case("pe_4_5", "positions", "sinusoidal_encoding", (4, 5), mistakes.sinusoidal_variants),
     SummaryCase(
         "pe_dots_64",
         "positions",
@@ -152,5 +153,6 @@ CASES: tuple[Case, ...] = (
     Case("alibi_slopes_8", "positions", "alibi_slopes", (8,), mistakes.alibi_slopes_variants),
     Case("alibi_slopes_4", "positions", "alibi_slopes", (4,), mistakes.alibi_slopes_variants),
     Case("alibi_slopes_16", "positions", "alibi_slopes", (16,), mistakes.alibi_slopes_variants),
+    Case("alibi_slopes_5", "positions", "alibi_slopes", (5,), mistakes.alibi_slopes_variants),
     Case("alibi_6", "positions", "alibi_bias", (6, 0.5), mistakes.alibi_bias_variants),
 )

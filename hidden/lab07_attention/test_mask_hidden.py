@@ -19,6 +19,8 @@ def test_random_sizes(lab: Lab, ref, rng: np.random.Generator) -> None:
     n_k = n_q + int(rng.integers(1, 6))
     got = lab.call("causal_mask", n_q, n_k, text=f"causal_mask({n_q}, {n_k})")
     expect_close(got, ref.mask.causal_mask(n_q, n_k), wrong=causal_mask_variants(n_q, n_k))
+    got = lab.call("causal_mask", 0, n_k, text=f"causal_mask(0, {n_k}) (no new queries yet)")
+    expect_close(got, np.zeros((0, n_k), dtype=bool))
 
 
 @pytest.mark.points(2)

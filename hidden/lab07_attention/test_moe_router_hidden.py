@@ -27,14 +27,15 @@ def _router(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, int]:
 
 @pytest.mark.points(1)
 def test_random_route(lab: Lab, ref, rng: np.random.Generator) -> None:
-    """Random tokens, router and k, compared with the reference"""
-    x, W_r, k = _router(rng)
+    """Random tokens, router and k, compared with the reference; then k = 1 (top-1) and k = n_experts (all)"""
+    x, W_r, drawn = _router(rng)
     x = x.reshape(1, *x.shape)  # one batch axis
-    got = lab.call("route", x, W_r, k, text=f"route(x, W_r, {k}) with random x {x.shape} and W_r {W_r.shape}")
-    expected, wrong = ref.moe_router.route(x, W_r, k), route_variants(ref, x, W_r, k)
-    for index, part in enumerate(got.parts("indices", "gates")):
-        exact = dict(rtol=0, atol=0) if index == 0 else {}
-        expect_close(part, expected[index], wrong={key: value[index] for key, value in wrong.items()}, **exact)
+    for k, what in ((drawn, ""), (1, " (top-1 routing)"), (W_r.shape[1], " (every expert)")):
+        got = lab.call("route", x, W_r, k, text=f"route(x, W_r, {k}) with random x {x.shape} and W_r {W_r.shape}{what}")
+        expected, wrong = ref.moe_router.route(x, W_r, k), route_variants(ref, x, W_r, k)
+        for index, part in enumerate(got.parts("indices", "gates")):
+            exact = dict(rtol=0, atol=0) if index == 0 else {}
+            expect_close(part, expected[index], wrong={key: value[index] for key, value in wrong.items()}, **exact)
 
 
 @pytest.mark.points(1)

@@ -21,11 +21,16 @@ def test_table_d4(lab: Lab) -> None:
 
 @pytest.mark.points(1)
 def test_tables_other_widths_and_base(lab: Lab) -> None:
-    """Wider tables interleave sin and cos pair by pair, and the base argument is used"""
+    """Wider tables interleave sin and cos pair by pair, an odd width ends with a sine, and the base argument is
+    used"""
     got = lab.call("sinusoidal_encoding", 20, 16, text="sinusoidal_encoding(20, 16)")
     expect_case(got, "pe_20_16")
     got = lab.call("sinusoidal_encoding", 5, 6, base=100.0, text="sinusoidal_encoding(5, 6, base=100.0)")
     expect_case(got, "pe_5_6_base100")
+    got = lab.call(
+        "sinusoidal_encoding", 4, 5, text="sinusoidal_encoding(4, 5) (an odd width: the last dimension is a sine)"
+    )
+    expect_case(got, "pe_4_5")
 
 
 @pytest.mark.points(2)
@@ -176,10 +181,10 @@ def test_rope_score_depends_on_offset_only(lab: Lab) -> None:
 
 @pytest.mark.points(1)
 def test_alibi_slopes(lab: Lab) -> None:
-    """alibi_slopes(8) is 1/2, 1/4, ..., 1/256; other head counts follow 2**(-8h/n)"""
+    """alibi_slopes(8) is 1/2, 1/4, ..., 1/256; other head counts (an odd one too) follow 2**(-8h/n)"""
     got = lab.call("alibi_slopes", 8, text="alibi_slopes(8)")
     expect_close(got, chapter.value("T746-slopes"), wrong=cases.wrong("alibi_slopes_8"))
-    for n_heads in (4, 16):
+    for n_heads in (4, 5, 16):
         got = lab.call("alibi_slopes", n_heads, text=f"alibi_slopes({n_heads})")
         expect_case(got, f"alibi_slopes_{n_heads}")
 
