@@ -27,6 +27,7 @@ import pytest
 
 from autograder import tasks
 from autograder.checking import CheckFailed, Lab
+from autograder.checklist import MARKERS, points_of, step_of, title_of
 from autograder.reference import Reference
 from autograder.report.model import CheckResult, GradeReport, StepResult
 from autograder.sandbox import zygote
@@ -76,15 +77,15 @@ class GradingPlugin:
 
     # -- configuration and collection --------------------------------------
     def pytest_configure(self, config: pytest.Config) -> None:
-        config.addinivalue_line("markers", "points(n): points this check is worth")
-        config.addinivalue_line("markers", "step(id): the lab step of the checks in this module")
+        for line in MARKERS:
+            config.addinivalue_line("markers", line)
 
     def pytest_collection_modifyitems(
         self, session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
     ) -> None:
         wanted = set(self.options.steps or tasks.BY_ID)
-        kept = [item for item in items if _step_of(item).id in wanted]
-        kept.sort(key=lambda item: (tasks.STEPS.index(_step_of(item)), self._is_hidden(item)))
+        kept = [item for item in items if step_of(item).id in wanted]
+        kept.sort(key=lambda item: (tasks.STEPS.index(step_of(item)), self._is_hidden(item)))
         items[:] = kept
         self.order = [item.nodeid for item in kept]
         self._check_points(kept)
@@ -92,8 +93,8 @@ class GradingPlugin:
     def _check_points(self, items: list[pytest.Item]) -> None:
         sums: dict[tuple[str, bool], float] = {}
         for item in items:
-            key = (_step_of(item).id, self._is_hidden(item))
-            sums[key] = sums.get(key, 0.0) + _points_of(item)
+            key = (step_of(item).id, self._is_hidden(item))
+            sums[key] = sums.get(key, 0.0) + points_of(item)
         for step in tasks.STEPS:
             if self.options.steps and step.id not in self.options.steps:
                 continue
@@ -120,7 +121,7 @@ class GradingPlugin:
         A step's public and hidden files share one sandbox (checks run step by
         step); the next step starts a fresh one, so no state crosses steps.
         """
-        step = _step_of(request.node)
+        step = step_of(request.node)
         for other in [s for s in self._sandboxes if s != step.id]:
             self._sandboxes.pop(other).close()
         if step.id not in self._sandboxes:
@@ -160,9 +161,9 @@ class GradingPlugin:
             self.results[item.nodeid] = self._result(item, call, report)
 
     def _result(self, item: pytest.Item, call: pytest.CallInfo, report: pytest.TestReport) -> CheckResult:
-        step = _step_of(item)
+        step = step_of(item)
         common = dict(
-            step=step.id, name=item.name, title=_title(item), points=_points_of(item), hidden=self._is_hidden(item)
+            step=step.id, name=item.name, title=title_of(item), points=points_of(item), hidden=self._is_hidden(item)
         )
         if report.passed:
             return CheckResult(passed=True, **common)
@@ -173,28 +174,6 @@ class GradingPlugin:
         return CheckResult(
             passed=False, message=INTERNAL.format(error=str(detail)[:300]), internal_error=True, **common
         )
-
-
-def _step_of(item: pytest.Item) -> tasks.Step:
-    marker = item.get_closest_marker("step")
-    if marker is None:
-        raise GradingError(f"{item.nodeid} has no step marker (pytestmark = pytest.mark.step(id))")
-    return tasks.step(marker.args[0])
-
-
-def _points_of(item: pytest.Item) -> float:
-    marker = item.get_closest_marker("points")
-    if marker is None:
-        raise GradingError(f"{item.nodeid} has no points marker")
-    return float(marker.args[0])
-
-
-def _title(item: pytest.Item) -> str:
-    function = getattr(item, "function", None)
-    first_paragraph = (function.__doc__ or "").strip().split("\n\n")[0] if function else ""
-    title = " ".join(first_paragraph.split()).rstrip(".") or item.name.removeprefix("test_").replace("_", " ")
-    callspec = getattr(item, "callspec", None)
-    return f"{title} [{callspec.id}]" if callspec else title
 
 
 def _grader_paths(options: GradeOptions) -> list[str]:

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 try:
-    import tomllib
+    import tomllib  # novermin  (3.11+; tomli stands in below)
 except ModuleNotFoundError:  # Python 3.10: the same parser, from PyPI
     import tomli as tomllib
 

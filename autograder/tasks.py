@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 try:
-    import tomllib
+    import tomllib  # novermin  (3.11+; tomli stands in below)
 except ModuleNotFoundError:  # Python 3.10: the same parser, from PyPI
     import tomli as tomllib
 

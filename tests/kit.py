@@ -9,14 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from autograder import engine, tasks
+from autograder import engine
+from autograder.kit import Kit
 from autograder.report.model import GradeReport
 from autograder.sandbox.client import Limits
 
-ROOT = Path(__file__).resolve().parents[1]
-SOLUTIONS = ROOT / "solutions" / tasks.LAB
-STUBS = ROOT / "assignments" / tasks.LAB
-HIDDEN = ROOT / "hidden" / tasks.LAB
+KIT = Kit.source_tree()
+ROOT, SOLUTIONS, STUBS, HIDDEN = KIT.root, KIT.solutions, KIT.assignments, KIT.hidden
 TEST_SEED = 20261129
 
 

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder import cli, engine, tasks
+from autograder import engine, tasks
+from autograder.kit import Kit
 from autograder.report import render
 from autograder.report.model import GradeReport
 from tests import kit
@@ -99,8 +100,15 @@ def test_registry_totals_match_markers(reference_report: GradeReport) -> None:
     assert [s.step.id for s in reference_report.steps] == list(tasks.BY_ID)
 
 
-def test_kit_root_is_found_from_the_source_tree() -> None:
-    assert cli.kit_root() == kit.ROOT
+def test_kit_is_found_from_the_source_tree_and_from_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert Kit.find() == kit.KIT
+    monkeypatch.setenv("ATTNLAB_KIT", str(tmp_path))
+    assert Kit.find() is None, "a folder without solutions/ and hidden/ is not a kit"
+    for folder in (Kit(tmp_path).solutions, Kit(tmp_path).hidden):
+        folder.mkdir(parents=True)
+    assert Kit.find() == Kit(tmp_path)
 
 
 def test_two_hidden_folders_in_one_process(tmp_path: Path) -> None:

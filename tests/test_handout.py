@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import difflib
 import importlib
 import io
@@ -12,11 +11,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from autograder import chapter, tasks
-from autograder.handout import blocks, checks, contract, figures, generate, html, register
-from autograder.handout.kit import Kit, default_root
+from autograder import chapter, cli, tasks
+from autograder.handout import blocks, checks, contract, figures, generate, html
+from autograder.kit import Kit
 
-KIT = Kit(default_root())
+KIT = Kit.source_tree()
 IMAGE_REF = re.compile(r"!\[[^\]]*\]\((figures/[^)]+)\)")
 
 
@@ -108,7 +107,7 @@ def test_contract_is_the_stubs_text() -> None:
 
 
 def test_values_tables_hold_every_id_the_graders_check() -> None:
-    used = checks.chapter_ids_by_step(KIT.public_graders, KIT.hidden_graders)
+    used = checks.chapter_ids_by_step(KIT.public_graders, KIT.hidden)
     assert used, "no chapter.value(...) found in the graders"
     for step_id, ids in used.items():
         body = block_body("values", step_id)
@@ -251,11 +250,9 @@ def test_html_page_is_self_contained_with_math_and_figures(page: str) -> None:
 # ---- the command
 
 
-def test_register_adds_the_handout_command() -> None:
-    parser = argparse.ArgumentParser(prog="attnlab")
-    register(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(["handout", "--check"])
-    assert args.check and args.run.__name__ == "run"
+def test_attnlab_has_the_handout_command() -> None:
+    args = cli.parser().parse_args(["handout", "--check"])
+    assert args.check and args.run is cli.handout.run
 
 
 def test_check_passes_on_the_committed_handout(
@@ -263,10 +260,8 @@ def test_check_passes_on_the_committed_handout(
 ) -> None:
     """``attnlab handout --check`` on this kit: nothing stale, exit 0, nothing written."""
     monkeypatch.setattr(figures, "render", lambda kit, names=None: fresh_figures)  # rendered once already
-    from autograder import handout
-
     before = {p: p.stat().st_mtime_ns for p in [KIT.handout, *KIT.figures.glob("*.png")]}
-    assert handout.main(["--check"]) == 0
+    assert cli.main(["handout", "--check"]) == 0
     assert before == {p: p.stat().st_mtime_ns for p in before}
 
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from autograder.handout import browser, html
-from autograder.handout.kit import Kit, default_root
+from autograder.kit import Kit
 
 needs_chromium = pytest.mark.skipif(
     browser.find_chromium() is None,
@@ -49,7 +49,7 @@ def screenshot(tmp_path_factory: pytest.TempPathFactory) -> np.ndarray:
     from PIL import Image
 
     folder = tmp_path_factory.mktemp("browser")
-    page = html.build(Kit(default_root()), folder / "lab07_attention.html")
+    page = html.build(Kit.source_tree(), folder / "lab07_attention.html")
     shot = browser.screenshot(page, folder / "top.png", WIDTH, HEIGHT)
     with Image.open(shot) as image:
         return np.asarray(image.convert("RGB"), dtype=np.int16)
@@ -76,7 +76,7 @@ def test_page_renders_a_figure(screenshot: np.ndarray) -> None:
 @needs_chromium
 def test_page_prints_to_pdf(tmp_path: Path) -> None:
     """``attnlab handout --pdf``: chromium prints the page (figures and all) to a multi-page PDF."""
-    page = html.build(Kit(default_root()), tmp_path / "lab07_attention.html")
+    page = html.build(Kit.source_tree(), tmp_path / "lab07_attention.html")
     data = browser.pdf(page, tmp_path / "lab07_attention.pdf").read_bytes()
     assert data.startswith(b"%PDF")
     pages = len(re.findall(rb"/Type\s*/Page\b(?!s)", data))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import stat
 from pathlib import Path
@@ -16,8 +15,9 @@ from nbgrader.api import Gradebook  # noqa: E402
 from nbgrader.preprocessors import SaveCells  # noqa: E402
 from traitlets.config.loader import PyFileConfigLoader  # noqa: E402
 
-from autograder import stubs, tasks  # noqa: E402
-from autograder.nbgrader_course import cells, config, course, notebook, register, release, run  # noqa: E402
+from autograder import cli, stubs, tasks  # noqa: E402
+from autograder.nbgrader_course import cells, config, course, notebook, release, run  # noqa: E402
+from autograder.nbgrader_course import private as private_folder  # noqa: E402
 from autograder.nbgrader_course.preprocessors import OnlyKitCode  # noqa: E402
 from tests import kit  # noqa: E402
 
@@ -148,32 +148,35 @@ def test_course_folder_layout_and_private_folder(tmp_path: Path) -> None:
     book = nbformat.read(source / notebook.NOTEBOOK, as_version=4)
     assert all(f'private = r"{private}"' in c.source for c in grade_cells(book))
     assert stat.S_IMODE(private.stat().st_mode) == 0o700
-    assert sorted(p.name for p in (private / cells.HIDDEN).glob("*.py")) == sorted(
+    assert sorted(p.name for p in (private / private_folder.HIDDEN).glob("*.py")) == sorted(
         p.name for p in kit.HIDDEN.glob("*.py")
     )
-    assert json.loads((private / cells.SETTINGS).read_text()) == {"deadline_s": 60, "limits": {"call_timeout_s": 2}}
-    secret = (private / cells.SECRET).read_text()
+    assert json.loads((private / private_folder.SETTINGS).read_text()) == {
+        "deadline_s": 60,
+        "limits": {"call_timeout_s": 2},
+    }
+    secret = (private / private_folder.SECRET).read_text()
     with pytest.raises(course.CourseError, match="--force"):
         course.write_course(course.CourseOptions(folder=root, kit=kit.ROOT))
     course.write_course(course.CourseOptions(folder=root, kit=kit.ROOT, force=True))
-    assert (private / cells.SECRET).read_text() == secret, "rewriting the course changed the secret"
+    assert (private / private_folder.SECRET).read_text() == secret, "rewriting the course changed the secret"
 
 
-def test_register_adds_the_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    parser = argparse.ArgumentParser(prog="attnlab")
-    register(parser.add_subparsers(dest="command"))
+def test_attnlab_has_the_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    parser = cli.parser()
     args = parser.parse_args(["nbgrader-course", str(tmp_path / "c"), "--kit", str(kit.ROOT), "--timeout", "3"])
     assert args.run(args) == 0
     assert "nbgrader generate_assignment" in capsys.readouterr().out
-    assert json.loads((tmp_path / "c" / "private" / cells.SETTINGS).read_text())["limits"] == {"call_timeout_s": 3.0}
+    settings = json.loads((tmp_path / "c" / "private" / private_folder.SETTINGS).read_text())
+    assert settings["limits"] == {"call_timeout_s": 3.0}
     args = parser.parse_args(["nbgrader-course", str(tmp_path / "d"), "--kit", str(tmp_path)])
     assert args.run(args) == 2 and "has no solutions" in capsys.readouterr().err
 
 
 def test_settings_name_only_known_limits() -> None:
-    assert run.limits_from({"limits": {"call_timeout_s": 1.5}}).call_timeout_s == 1.5
+    assert run.limits_from({"call_timeout_s": 1.5}).call_timeout_s == 1.5
     with pytest.raises(ValueError, match="unknown sandbox limits"):
-        run.limits_from({"limits": {"call_timeout": 1.5}})
+        run.limits_from({"call_timeout": 1.5})
 
 
 # -- the cells, in this process as in a kernel ---------------------------------------------------

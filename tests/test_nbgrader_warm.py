@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from autograder.nbgrader_course import cells, course, warm
+from autograder.nbgrader_course.private import DEFAULT_DEADLINE_S
 from tests import kit
 
 STEPS = ("softmax", "mask")
@@ -22,7 +23,7 @@ def private(tmp_path_factory: pytest.TempPathFactory):
     warm.stop(folder / "private")
 
 
-def graded(submission: Path, private: Path, deadline_s: float = cells.DEFAULT_DEADLINE_S) -> cells.Outcome:
+def graded(submission: Path, private: Path, deadline_s: float = DEFAULT_DEADLINE_S) -> cells.Outcome:
     return cells._grade_once(submission.resolve(), STEPS, private.resolve(), deadline_s)
 
 

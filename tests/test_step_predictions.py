@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 try:
-    import tomllib
+    import tomllib  # novermin  (3.11+; tomli stands in below)
 except ModuleNotFoundError:  # Python 3.10: the same parser, from PyPI
     import tomli as tomllib
 

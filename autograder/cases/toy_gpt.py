@@ -24,6 +24,7 @@ import numpy as np
 from autograder import tasks
 from autograder.cases import Case, expected
 from autograder.diagnose import toy_gpt as gpt_mistakes
+from autograder.kit import Kit
 
 KIT_SIZE = {"n_vocab": 16, "d_model": 8, "n_heads": 2, "n_layers": 2, "n_ctx": 16}
 KIT_SEED = 16
@@ -187,7 +188,7 @@ if __name__ == "__main__":
     parser.add_argument(
         "--write-weights", action="store_true", help="write toy_gpt_weights.npz into the reference folder"
     )
-    parser.add_argument("--reference", default=str(Path("solutions") / tasks.LAB))
+    parser.add_argument("--reference", default=str(Kit.source_tree().solutions))
     options = parser.parse_args()
     if options.write_weights:
         print(f"wrote {write_weights(Path(options.reference))}")

@@ -10,14 +10,12 @@ alike; a file belongs to a step through its ``pytestmark = pytest.mark.step("id"
 from __future__ import annotations
 
 import ast
-import io
 import re
-from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-import pytest
+from autograder import checklist
 
 STEP_MARK = re.compile(r"""pytest\.mark\.step\(\s*["']([A-Za-z0-9_]+)["']\s*\)""")
 CHAPTER_VALUE = re.compile(r"""chapter\.value\(\s*["']([^"']+)["']\s*\)""")
@@ -45,49 +43,12 @@ def grader_files(folder: Path | None) -> list[Path]:
     return sorted(folder.glob("test_*.py")) if folder and folder.is_dir() else []
 
 
-class _Collector:
-    """A pytest plugin that keeps the collected items."""
-
-    def __init__(self) -> None:
-        self.items: list[pytest.Item] = []
-
-    def pytest_configure(self, config: pytest.Config) -> None:
-        config.addinivalue_line("markers", "step(id): the lab step a check belongs to")
-        config.addinivalue_line("markers", "points(n): what a check is worth")
-
-    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
-        self.items = list(items)
-
-
 @lru_cache(maxsize=4)
 def checks_by_step(public: Path) -> dict[str, list[Check]]:
     """Each step's public checks as the report names them, collected (not run) from the public grader folder."""
-    from autograder import engine
-
-    collector = _Collector()
-    args = [
-        str(public),
-        "-c",
-        str(public / "pytest.ini"),
-        "--rootdir",
-        str(public),
-        "--noconftest",
-        "--collect-only",
-        "-q",
-        "-p",
-        "no:cacheprovider",
-        "-p",
-        "no:warnings",
-    ]
-    with redirect_stdout(io.StringIO()), redirect_stderr(io.StringIO()):
-        code = pytest.main(args, plugins=[collector])
-    if code != pytest.ExitCode.OK:
-        raise RuntimeError(f"collecting the public graders in {public} failed (pytest exit {int(code)})")
     found: dict[str, list[Check]] = {}
-    for item in collector.items:
-        marker = item.get_closest_marker("step")
-        if marker is not None:
-            found.setdefault(marker.args[0], []).append(Check(engine._title(item), engine._points_of(item)))
+    for check in checklist.collect(public, public / "pytest.ini"):
+        found.setdefault(check.step, []).append(Check(check.title, check.points))
     return found
 
 

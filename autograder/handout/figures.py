@@ -29,7 +29,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from autograder import chapter, tasks
-from autograder.handout.kit import Kit
+from autograder.kit import Kit
 from autograder.reference import Reference
 
 DPI = 110

@@ -17,7 +17,7 @@ import importlib
 
 from autograder import tasks
 from autograder.handout import blocks, checks, contract, values
-from autograder.handout.kit import Kit
+from autograder.kit import Kit
 
 
 def _points(value: float) -> str:
@@ -140,7 +140,7 @@ class Generator:
     def __init__(self, kit: Kit) -> None:
         self.kit = kit
         self.checks = checks.checks_by_step(kit.public_graders)
-        self.chapter_ids = checks.chapter_ids_by_step(kit.public_graders, kit.hidden_graders)
+        self.chapter_ids = checks.chapter_ids_by_step(kit.public_graders, kit.hidden)
 
     def body(self, kind: str, key: str) -> str:
         if kind == "steps" and key == "table":

@@ -17,7 +17,7 @@ from pathlib import Path
 import markdown
 from latex2mathml.converter import convert
 
-from autograder.handout.kit import Kit
+from autograder.kit import Kit
 
 # Fenced code, inline code (kept as they are), display math, inline math.
 TOKENS = re.compile(

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from autograder.handout.figures import TIMING_SAMPLE, reference
-from autograder.handout.kit import Kit
+from autograder.kit import Kit
 
 SIZES = (128, 256, 512, 1024, 2048, 4096)
 REPEATS = 7

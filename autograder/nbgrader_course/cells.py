@@ -31,13 +31,11 @@ from pathlib import Path
 
 from autograder import isolated, tasks
 from autograder.nbgrader_course import warm
+from autograder.nbgrader_course.private import DEFAULT_DEADLINE_S, Private, PrivateFolderError, Settings
 
 # Set by the course's execute preprocessor (nbgrader_course.preprocessors.GuardedExecute).
 ENV_STUDENT = "ATTNLAB_STUDENT"  # the submission's identity, for its hidden-input seed
 ENV_STEPS = "ATTNLAB_GRADE_STEPS"  # the steps whose grade cells this notebook holds (comma-separated)
-DEFAULT_DEADLINE_S = 900.0  # one grading run; a course's settings.json may say otherwise
-# The private folder of a course (written by nbgrader_course.course, read by nbgrader_course.run).
-SETTINGS, HIDDEN, REFERENCE, SECRET = "settings.json", "hidden", "reference", "secret"
 STOP_GRACE_S = 15.0  # after an interrupt, the grader's time to stop its sandboxes before it is killed
 WIDTH = 96
 
@@ -85,7 +83,7 @@ def grade(step_id: str, private: str | None = None, folder: str | os.PathLike = 
     if private is None:
         outcome = _grade_once(submission, (step.id,), None)
     else:
-        settings = _settings(Path(private))
+        settings = _settings(Private(Path(private)))
         outcome = _grade_batch(submission, Path(private).resolve(), step.id, settings)
     checks = [test for test in outcome.tests if test.get("tags", [None])[0] == step.id]
     earned = sum(float(test["score"]) for test in checks)
@@ -112,14 +110,14 @@ def show_timing_plots(folder: str | os.PathLike = ".") -> None:
         print(f"No plots in {FOLDER}/ yet: run `attnlab timing` in this folder, then run this cell again.")
 
 
-def _settings(private: Path) -> dict:
+def _settings(private: Private) -> Settings:
     try:
-        return json.loads((private / SETTINGS).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        return private.settings()
+    except PrivateFolderError:
         raise RuntimeError(NO_PRIVATE) from None
 
 
-def _grade_batch(submission: Path, private: Path, step_id: str, settings: dict) -> Outcome:
+def _grade_batch(submission: Path, private: Path, step_id: str, settings: Settings) -> Outcome:
     """This step's run with the private folder: the notebook's steps graded once per kernel and content."""
     steps = tuple(s for s in os.environ.get(ENV_STEPS, "").split(",") if s in tasks.BY_ID) or tuple(tasks.BY_ID)
     if step_id not in steps:
@@ -127,7 +125,7 @@ def _grade_batch(submission: Path, private: Path, step_id: str, settings: dict) 
     key = (submission, private, steps, _content_digest(submission))
     if key not in _runs:
         try:
-            _runs[key] = _grade_once(submission, steps, private, float(settings.get("deadline_s", DEFAULT_DEADLINE_S)))
+            _runs[key] = _grade_once(submission, steps, private, settings.deadline_s)
         except KeyboardInterrupt:  # the cell's timeout: the later cells say so at once instead of grading again
             _runs[key] = Outcome(failure=INTERRUPTED)
             raise

@@ -15,14 +15,15 @@ solutions' markers first (a malformed one is an error naming the file and line).
 
 from __future__ import annotations
 
-import json
 import secrets
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
 from autograder import stubs, tasks
-from autograder.nbgrader_course import cells, config, notebook
+from autograder.kit import Kit
+from autograder.nbgrader_course import config, notebook
+from autograder.nbgrader_course.private import DEFAULT_DEADLINE_S, Private, Settings
 
 CONFIG = "nbgrader_config.py"
 HANDOUT_FILES = ("lab07_attention.md", "figures")
@@ -40,17 +41,19 @@ class CourseOptions:
     kit: Path  # the instructor kit: solutions/<lab>, hidden/<lab>, handouts/
     call_timeout_s: float | None = None  # sandbox seconds per call into student code (default: the engine's)
     import_timeout_s: float | None = None  # sandbox seconds to import a student module
-    deadline_s: float = cells.DEFAULT_DEADLINE_S  # one student's whole grading run
+    deadline_s: float = DEFAULT_DEADLINE_S  # one student's whole grading run
     force: bool = False
 
 
 def write_course(options: CourseOptions) -> list[Path]:
     """Write the course; returns the files and folders written."""
-    folder, kit = Path(options.folder).resolve(), Path(options.kit).resolve()
-    solutions, hidden = kit / "solutions" / tasks.LAB, kit / "hidden" / tasks.LAB
+    folder, kit = Path(options.folder).resolve(), Kit(Path(options.kit).resolve())
+    solutions, hidden = kit.solutions, kit.hidden
     for needed in (solutions, hidden):
         if not needed.is_dir():
-            raise CourseError(f"the kit at {kit} has no {needed.relative_to(kit)}; give the instructor kit with --kit")
+            raise CourseError(
+                f"the kit at {kit.root} has no {needed.relative_to(kit.root)}; give the instructor kit with --kit"
+            )
     missing = [f"{module}.py" for module in tasks.MODULES if not (solutions / f"{module}.py").is_file()]
     if missing:
         raise CourseError(f"{solutions} lacks the reference of {', '.join(missing)}")
@@ -62,33 +65,33 @@ def write_course(options: CourseOptions) -> list[Path]:
             f"{folder / CONFIG} exists; pass --force to rewrite the course's config, source and private files"
         )
 
-    private = folder / "private"
+    private = Private(folder / "private")
     source = folder / "source" / tasks.LAB
     written = [_write(folder / CONFIG, config.config_text(options.deadline_s))]
     source.mkdir(parents=True, exist_ok=True)
-    written.append(_write(source / notebook.NOTEBOOK, notebook.text(notebook.build(str(private)))))
+    written.append(_write(source / notebook.NOTEBOOK, notebook.text(notebook.build(str(private.root)))))
     for module in tasks.MODULES:
         written.append(_copy(solutions / f"{module}.py", source / f"{module}.py"))
     for data in stubs.data_files(solutions):  # model weights the steps load, released as they are
         written.append(_copy(data, source / data.name))
     for name in HANDOUT_FILES:
-        if (kit / "handouts" / name).exists():
-            written.append(_copy(kit / "handouts" / name, source / "handouts" / name))
+        if (kit.handout.parent / name).exists():
+            written.append(_copy(kit.handout.parent / name, source / "handouts" / name))
 
-    private.mkdir(parents=True, exist_ok=True)
-    private.chmod(0o700)
-    written.append(_copy(hidden, private / cells.HIDDEN, pattern="*.py"))
-    written.append(_copy(solutions, private / cells.REFERENCE, pattern="*.py"))
+    private.root.mkdir(parents=True, exist_ok=True)
+    private.root.chmod(0o700)
+    written.append(_copy(hidden, private.hidden, pattern="*.py"))
+    written.append(_copy(solutions, private.reference, pattern="*.py"))
     for data in stubs.data_files(solutions):
-        written.append(_copy(data, private / cells.REFERENCE / data.name))
-    secret = private / cells.SECRET
+        written.append(_copy(data, private.reference / data.name))
+    secret = private.secret_file
     if not secret.exists():  # kept across rewrites: the hidden inputs of a student stay reproducible
         secret.write_text(secrets.token_hex(32) + "\n", encoding="utf-8")
         secret.chmod(0o600)
         written.append(secret)
     limits = {"call_timeout_s": options.call_timeout_s, "import_timeout_s": options.import_timeout_s}
-    settings = {"deadline_s": options.deadline_s, "limits": {k: v for k, v in limits.items() if v is not None}}
-    written.append(_write(private / cells.SETTINGS, json.dumps(settings, indent=2) + "\n"))
+    settings = Settings(options.deadline_s, {k: v for k, v in limits.items() if v is not None})
+    written.append(_write(private.settings_file, settings.to_json()))
     return written
 
 

@@ -21,14 +21,14 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
-from pathlib import Path
 
 import nbformat
 
 from autograder import tasks
+from autograder.kit import Kit
 
 NOTEBOOK = f"{tasks.LAB}.ipynb"
-REPO_PATH = Path(__file__).resolve().parents[2] / "assignments" / tasks.LAB / NOTEBOOK
+REPO_PATH = Kit.source_tree().assignments / NOTEBOOK  # the committed notebook
 PRIVATE_PLACEHOLDER = "PRIVATE-FOLDER: attnlab nbgrader-course writes the course's private folder here"
 GRADE_ID = "grade_{step}"  # the grade cell of a step; nbgrader_course.preprocessors reads steps back from it
 HIDDEN_BEGIN, HIDDEN_END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"

@@ -19,20 +19,20 @@ from dataclasses import fields
 from pathlib import Path
 
 from autograder import engine
-from autograder.nbgrader_course.cells import HIDDEN, REFERENCE, SECRET, SETTINGS
+from autograder.nbgrader_course.private import SETTINGS, Private, PrivateFolderError
 from autograder.report import render
 from autograder.sandbox.client import Limits
 
 EXIT_INTERNAL = 3
 
 
-def limits_from(settings: dict) -> Limits:
+def limits_from(limits: dict) -> Limits:
     """The sandbox limits of a course's settings (any :class:`Limits` field; the rest default)."""
     names = {field.name for field in fields(Limits)}
-    unknown = set(settings.get("limits", {})) - names
+    unknown = set(limits) - names
     if unknown:
         raise ValueError(f"{SETTINGS}: unknown sandbox limits {sorted(unknown)}; known: {sorted(names)}")
-    return Limits(**settings.get("limits", {}))
+    return Limits(**limits)
 
 
 def options_for(request: dict) -> engine.GradeOptions:
@@ -40,27 +40,23 @@ def options_for(request: dict) -> engine.GradeOptions:
     submission, steps = Path(request["folder"]), tuple(request["steps"])
     if request.get("private") is None:
         return engine.GradeOptions(submission=submission, public_only=True, steps=steps)
-    private = Path(request["private"])
-    settings = json.loads((private / SETTINGS).read_text(encoding="utf-8"))
-    secret = (
-        (private / SECRET).read_text(encoding="utf-8").strip()
-        if (private / SECRET).is_file()
-        else os.environ.get("ATTNLAB_SECRET", engine.DEFAULT_SECRET)
-    )
+    private = Private(Path(request["private"]))
+    settings = private.settings()
+    secret = private.secret() or os.environ.get("ATTNLAB_SECRET", engine.DEFAULT_SECRET)
     return engine.GradeOptions(
         submission=submission,
-        hidden=private / HIDDEN,
-        reference=private / REFERENCE,
+        hidden=private.hidden,
+        reference=private.reference,
         seed=engine.seed_for(secret, str(request["student"])),
         steps=steps,
-        limits=limits_from(settings),
+        limits=limits_from(settings.limits),
     )
 
 
 def main(request_json: str) -> int:
     try:
         report = engine.grade(options_for(json.loads(request_json)))
-    except (engine.GradingError, OSError, ValueError, KeyError) as error:
+    except (engine.GradingError, PrivateFolderError, OSError, ValueError, KeyError) as error:
         print(f"{type(error).__name__}: {error}", file=sys.stderr)
         return EXIT_INTERNAL
     print(render.gradescope_json(report))

@@ -25,6 +25,7 @@ import numpy as np
 
 from autograder import isolated
 from autograder.sandbox import zygote
+from autograder.sandbox.environment import child_env
 from autograder.sandbox.protocol import AsTorch, ProtocolError, decode, encode, read_message, write_message
 
 RAISED = "raised {error}"
@@ -89,24 +90,6 @@ def _copy_submission(folder: Path, into: Path) -> None:
         return skipped
 
     shutil.copytree(folder, into, symlinks=True, ignore=ignore)
-
-
-def child_env(work: Path) -> dict[str, str]:
-    env = {
-        "PATH": os.defpath,
-        "HOME": str(work),
-        "TMPDIR": str(work),
-        "LANG": "C.UTF-8",
-        "LC_ALL": "C.UTF-8",
-        "OMP_NUM_THREADS": "1",
-        "OPENBLAS_NUM_THREADS": "1",
-        "MKL_NUM_THREADS": "1",
-        "MPLBACKEND": "Agg",
-    }
-    for keep in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):  # older OpenBLAS crashes without them
-        if keep in os.environ:
-            env[keep] = os.environ[keep]
-    return env
 
 
 class Sandbox:

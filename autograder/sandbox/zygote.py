@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from autograder import isolated
+from autograder.sandbox.environment import child_env
 
 ENV_SWITCH = "ATTNLAB_FORKSERVER"  # "0" turns the fork server off (each child is a fresh python -I)
 MAX_MESSAGE = 1 << 16
@@ -141,8 +142,6 @@ class Zygote:
         self.start_timeout_s = start_timeout_s
         self._home = Path(tempfile.mkdtemp(prefix="attnlab-zygote-"))
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        from autograder.sandbox.client import child_env
-
         self._proc = subprocess.Popen(
             isolated.command("autograder.sandbox.zygote", "serve", str(theirs.fileno()), ",".join(preload)),
             cwd=self._home,

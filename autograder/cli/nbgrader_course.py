@@ -1,0 +1,90 @@
+"""``attnlab nbgrader-course DIR``: write an nbgrader course folder for the lab (needs the course extra)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from autograder import stubs, tasks
+from autograder.cli.common import EXIT_OK, EXIT_USAGE, INSTRUCTOR
+from autograder.kit import Kit
+from autograder.nbgrader_course.private import DEFAULT_DEADLINE_S
+
+NAME, AUDIENCE = "nbgrader-course", INSTRUCTOR
+HELP = "write an nbgrader course folder for the lab (needs the course extra)"
+NEXT_STEPS = (  # (command, what it produces), printed after the course is written
+    ("nbgrader generate_assignment {lab}", "release/{lab}/: stubs, the notebook without hidden tests or model answers"),
+    ("(nbgrader collect, or copy)", "submitted/<student>/{lab}/: each student's folder"),
+    ("nbgrader autograde {lab}", "autograded/<student>/{lab}/ and the scores in gradebook.db"),
+    ("nbgrader generate_feedback {lab}", "feedback/<student>/{lab}/{lab}.html"),
+    ("nbgrader export", "grades.csv"),
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("folder", help="the course folder to write (run nbgrader from there)")
+    parser.add_argument(
+        "--kit",
+        metavar="DIR",
+        help="the instructor kit holding solutions/ and hidden/ (default: this source tree or $ATTNLAB_KIT)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        metavar="S",
+        help="seconds a call into student code may take while grading (default: 10)",
+    )
+    parser.add_argument(
+        "--import-timeout", type=float, metavar="S", help="seconds importing a student module may take (default: 30)"
+    )
+    parser.add_argument(
+        "--deadline",
+        type=float,
+        default=DEFAULT_DEADLINE_S,
+        metavar="S",
+        help=f"seconds one student's whole grading may take (default: {DEFAULT_DEADLINE_S:g})",
+    )
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="rewrite an existing course's config, source and private files (the secret is kept)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Write the course; print what to run next."""
+    try:
+        from autograder.nbgrader_course import course
+    except ImportError as error:
+        print(
+            f"attnlab nbgrader-course: needs nbgrader ({error}); install the kit with its course extra: "
+            "pip install -e '.[course]'",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    found = Kit.find()
+    kit = Path(args.kit) if args.kit else (found.root if found else None)
+    if kit is None:
+        print(
+            "attnlab nbgrader-course: no instructor kit found (solutions/ and hidden/); pass --kit DIR", file=sys.stderr
+        )
+        return EXIT_USAGE
+    options = course.CourseOptions(
+        folder=Path(args.folder),
+        kit=kit,
+        call_timeout_s=args.timeout,
+        import_timeout_s=args.import_timeout,
+        deadline_s=args.deadline,
+        force=args.force,
+    )
+    try:
+        course.write_course(options)
+    except (course.CourseError, stubs.MarkerError) as error:
+        print(f"attnlab nbgrader-course: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    print(f"wrote the course in {options.folder}; next, from that folder:")
+    width = max(len(command.format(lab=tasks.LAB)) for command, _ in NEXT_STEPS)
+    for command, produces in NEXT_STEPS:
+        print(f"  {command.format(lab=tasks.LAB):<{width}}  -> {produces.format(lab=tasks.LAB)}")
+    return EXIT_OK

@@ -1,0 +1,42 @@
+"""``attnlab snapshot``: regenerate the public checks' snapshots of reference and wrong answers."""
+
+from __future__ import annotations
+
+import argparse
+import io
+from pathlib import Path
+
+import numpy as np
+
+from autograder import cases, tasks
+from autograder.cli.common import EXIT_OK, INSTRUCTOR
+from autograder.kit import PACKAGE, Kit
+from autograder.numerics import same_up_to_rounding
+
+NAME, AUDIENCE = "snapshot", INSTRUCTOR
+HELP = "regenerate the public checks' snapshot of reference and wrong answers"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--reference", default=str(Kit.source_tree().solutions), help="the reference folder (default: the kit's)"
+    )
+    parser.add_argument("--module", action="append", help="only this case module (repeatable; default: all)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from autograder.reference import Reference
+
+    ref = Reference(Path(args.reference), tasks.modules_present(Path(args.reference)))
+    for name, module in cases.case_modules().items():
+        if args.module and name not in args.module:
+            continue
+        target = PACKAGE / "data" / cases.SNAPSHOT_DIR / cases.snapshot_name(name)
+        fresh = cases.build_snapshot(ref, module.CASES)
+        if target.exists():
+            with np.load(io.BytesIO(target.read_bytes()), allow_pickle=False) as stored:
+                if same_up_to_rounding(dict(stored), fresh):
+                    continue  # another machine's last bits are not a change
+        target.write_bytes(cases.snapshot_bytes(fresh))
+        print(f"wrote {target}")
+    return EXIT_OK

@@ -1,0 +1,33 @@
+"""``attnlab stubs``: generate the student stubs from the solutions (``--check`` only reports drift)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from autograder import stubs
+from autograder.cli.common import EXIT_OK, INSTRUCTOR
+from autograder.kit import Kit
+
+NAME, AUDIENCE = "stubs", INSTRUCTOR
+HELP = "generate the student stubs from the solutions"
+EXIT_STALE = 1
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    tree = Kit.source_tree()
+    parser.add_argument("--solutions", default=str(tree.solutions), help="the reference folder (default: the kit's)")
+    parser.add_argument("--assignments", default=str(tree.assignments), help="the stubs folder (default: the kit's)")
+    parser.add_argument("--check", action="store_true", help="only report stubs that differ from generation (exit 1)")
+
+
+def run(args: argparse.Namespace) -> int:
+    solutions, assignments = Path(args.solutions), Path(args.assignments)
+    if args.check:
+        stale = stubs.drift(solutions, assignments)
+        for path in stale:
+            print(f"stale stub: {path} (run: attnlab stubs)")
+        return EXIT_STALE if stale else EXIT_OK
+    for path in stubs.write(solutions, assignments):
+        print(f"wrote {path}")
+    return EXIT_OK
