@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import sys
 
 import numpy as np
 
@@ -10,6 +11,7 @@ from tests import kit
 
 spec = importlib.util.spec_from_file_location("mutation_bench", kit.ROOT / "bench" / "mutation.py")
 mutation = importlib.util.module_from_spec(spec)
+sys.modules[spec.name] = mutation  # its dataclasses look their module up by name
 spec.loader.exec_module(mutation)
 
 
