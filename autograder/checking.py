@@ -80,6 +80,16 @@ class Got:
         self.fail("a number", describe(value))
 
 
+def as_number(got: Got) -> Got:
+    """The value as a 0-d float array, for ``expect_close``; numpy scalars count as numbers."""
+    value = np.asarray(got.value) if isinstance(got.value, np.generic) else got.value
+    return got.with_value(np.asarray(got.with_value(value).number()))
+
+
+# Counts (parameters, bytes, FLOPs) are integers: exact to the unit.
+COUNT = dict(rtol=0.0, atol=0.5)
+
+
 def describe(value: Any) -> str:
     """How a returned value is named in a message when its kind is wrong."""
     if isinstance(value, np.ndarray):

@@ -7,8 +7,8 @@ import pytest
 
 from autograder import cases, chapter
 from autograder.cases import moe_router as moe
-from autograder.checking import Got, Lab, describe, expect_case, expect_close, expect_that
-from autograder.diagnose.moe_router import calls_variants, routing_problems
+from autograder.checking import Lab, as_number, expect_case, expect_close, expect_that
+from autograder.checks.moe_router import expect_routed_rows
 
 pytestmark = pytest.mark.step("moe_router")
 
@@ -16,12 +16,6 @@ X, W_r, A, b = (moe.INPUTS[name] for name in ("x", "W_r", "A", "b"))
 N_EXPERTS = moe.N_EXPERTS
 PUBLIC = "with fixed x (6 tokens, d = 4) and W_r (5 experts)"
 EXACT = 0.5  # counts of weights are integers: no tolerance beyond rounding to the integer
-
-
-def as_number(got: Got) -> Got:
-    """The value as a 0-d float array, for ``expect_close``; numpy scalars count as numbers."""
-    value = np.asarray(got.value) if isinstance(got.value, np.generic) else got.value
-    return got.with_value(np.asarray(got.with_value(value).number()))
 
 
 @pytest.mark.points(1)
@@ -98,26 +92,6 @@ def test_moe_layer_calls_only_routed_experts(lab: Lab) -> None:
     )
     _, rows, _ = got.parts("output", "rows", "calls")
     expect_routed_rows(rows, X, cases.expected("route_public", 0), N_EXPERTS)
-
-
-def expect_routed_rows(rows: Got, x: np.ndarray, indices: np.ndarray, n_experts: int) -> None:
-    """Every expert received the tokens routed to it and no other row."""
-    received = rows.value
-    if not isinstance(received, list) or len(received) != n_experts:
-        rows.fail(
-            f"the rows each of the {n_experts} experts received",
-            f"{describe(received)} (the experts could not be recorded)",
-        )
-    problems = routing_problems(received, x, indices)
-    counts = np.array([len(r) for r in received])
-    expect_that(
-        rows,
-        not problems,
-        "each expert to receive only the tokens routed to it",
-        "; ".join(problems[:3]),
-        value=counts,
-        wrong=calls_variants(len(x), n_experts),
-    )
 
 
 @pytest.mark.points(1)
