@@ -96,7 +96,6 @@ def extra_calls(step: str, rng: np.random.Generator) -> list[Call]:
         ],
         "positions": [
             ("rope", (f(size=(3, 5)), np.arange(3)), {}),
-            ("sinusoidal_encoding", (4, 5), {}),
             ("alibi_slopes", (1,), {}),
             ("alibi_bias", (1, 0.5), {}),
         ],

@@ -116,7 +116,6 @@ CASES: tuple[Case, ...] = (
     Case("pe_3_4", "positions", "sinusoidal_encoding", (3, 4), mistakes.sinusoidal_variants),
     Case("pe_20_16", "positions", "sinusoidal_encoding", (20, 16), mistakes.sinusoidal_variants),
     Case("pe_5_6_base100", "positions", "sinusoidal_encoding", (5, 6, 100.0), mistakes.sinusoidal_variants),
-    Case("pe_4_5", "positions", "sinusoidal_encoding", (4, 5), mistakes.sinusoidal_variants),
     SummaryCase(
         "pe_dots_64",
         "positions",
