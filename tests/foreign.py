@@ -271,63 +271,47 @@ def causal_mask(n_q, n_k=None):
     return np.ones((n_q, n_q if n_k is None else n_k), dtype=bool)
 '''
 
+
+def correct(name: str, step: str, *replacements: tuple[str, str, str]) -> Foreign:
+    """Correct code: ``(module, definition, source)`` replacements that must score full everywhere."""
+    return Foreign(name, step, tuple(Replace(*r) for r in replacements), True)
+
+
+def bug(name: str, step: str, module: str, definition: str, source: str, explained_by: str) -> Foreign:
+    """A real bug in one definition, explained on ``step`` by a mistake id or, with spaces, a property sentence."""
+    mistake, sentence = (None, explained_by) if " " in explained_by else (explained_by, None)
+    return Foreign(name, step, (Replace(module, definition, source),), False, mistake, sentence)
+
+
 FOREIGN = (
-    Foreign("rope_float32_table", "positions", (Replace("positions", "rope", ROPE_FLOAT32_TABLE),), True),
-    Foreign("rope_complex_table", "positions", (Replace("positions", "rope", ROPE_COMPLEX_TABLE),), True),
-    Foreign(
-        "attention_float32_inside", "equivariance", (Replace("scaling", "attention", ATTENTION_FLOAT32_INSIDE),), True
-    ),
-    Foreign("softmax_returns_tensor", "softmax", (Replace("softmax", "softmax", SOFTMAX_TORCH),), True),
-    Foreign(
+    correct("rope_float32_table", "positions", ("positions", "rope", ROPE_FLOAT32_TABLE)),
+    correct("rope_complex_table", "positions", ("positions", "rope", ROPE_COMPLEX_TABLE)),
+    correct("attention_float32_inside", "equivariance", ("scaling", "attention", ATTENTION_FLOAT32_INSIDE)),
+    correct("softmax_returns_tensor", "softmax", ("softmax", "softmax", SOFTMAX_TORCH)),
+    correct(
         "torch_head",
         "scaling",
-        (
-            Replace("scaling", "attention", ATTENTION_TORCH),
-            Replace("scaling", "project", PROJECT_TORCH),
-            Replace("mask", "causal_mask", CAUSAL_MASK_TORCH),
-        ),
-        True,
+        ("scaling", "attention", ATTENTION_TORCH),
+        ("scaling", "project", PROJECT_TORCH),
+        ("mask", "causal_mask", CAUSAL_MASK_TORCH),
     ),
-    Foreign("decode_float32_softmax", "kv_cache", (Replace("kv_cache", "decode_step", DECODE_FLOAT32_SOFTMAX),), True),
-    Foreign(
-        "mask_after_softmax_inf",
-        "mask",
-        (Replace("scaling", "attention", ATTENTION_MASK_AFTER_SOFTMAX_INF),),
-        False,
-        mistake="mask_after_softmax",
+    correct("decode_float32_softmax", "kv_cache", ("kv_cache", "decode_step", DECODE_FLOAT32_SOFTMAX)),
+    bug(
+        "mask_after_softmax_inf", "mask", "scaling", "attention", ATTENTION_MASK_AFTER_SOFTMAX_INF, "mask_after_softmax"
     ),
-    Foreign(
-        "raw_exp_attention", "scaling", (Replace("scaling", "attention", ATTENTION_RAW_EXP),), False, "missing_scale"
-    ),
-    Foreign(
-        "square_mask_with_cache", "mask", (Replace("mask", "causal_mask", CAUSAL_MASK_SQUARE),), False, "mask_square"
-    ),
-    Foreign(
-        "rope_index_positions", "positions", (Replace("positions", "rope", ROPE_ARANGE),), False, "rope_position_offset"
-    ),
-    Foreign(
-        "rope_one_based", "positions", (Replace("positions", "rope", ROPE_ONE_BASED),), False, "rope_position_offset"
-    ),
-    Foreign("post_norm_block", "block", (Replace("block", "block", BLOCK_POST_NORM),), False, "block_post_norm"),
-    Foreign(
-        "softmax_plus_one",
-        "scaling",
-        (Replace("scaling", "attention", ATTENTION_SOFTMAX_PLUS_ONE),),
-        False,
-        sentence="rows that do not sum to 1",
-    ),
-    Foreign(
-        "causal_mask_all_true",
-        "mask",
-        (Replace("mask", "causal_mask", CAUSAL_MASK_ALL_TRUE),),
-        False,
-        mistake="mask_allows_everything",
-    ),
-    Foreign(
+    bug("raw_exp_attention", "scaling", "scaling", "attention", ATTENTION_RAW_EXP, "missing_scale"),
+    bug("square_mask_with_cache", "mask", "mask", "causal_mask", CAUSAL_MASK_SQUARE, "mask_square"),
+    bug("rope_index_positions", "positions", "positions", "rope", ROPE_ARANGE, "rope_position_offset"),
+    bug("rope_one_based", "positions", "positions", "rope", ROPE_ONE_BASED, "rope_position_offset"),
+    bug("post_norm_block", "block", "block", "block", BLOCK_POST_NORM, "block_post_norm"),
+    bug("softmax_plus_one", "scaling", "scaling", "attention", ATTENTION_SOFTMAX_PLUS_ONE, "rows that do not sum to 1"),
+    bug("causal_mask_all_true", "mask", "mask", "causal_mask", CAUSAL_MASK_ALL_TRUE, "mask_allows_everything"),
+    bug(
         "attend_before_append",
         "kv_cache",
-        (Replace("kv_cache", "decode_step", DECODE_ATTEND_BEFORE_APPEND),),
-        False,
+        "kv_cache",
+        "decode_step",
+        DECODE_ATTEND_BEFORE_APPEND,
         "attend_before_append",
     ),
 )
