@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from autograder import tasks
 from autograder.nbgrader_course import cells, course, warm
 from autograder.nbgrader_course.private import DEFAULT_DEADLINE_S
 from tests import kit
@@ -33,7 +34,7 @@ def test_a_warm_worker_grades_as_a_fresh_process(private: Path, monkeypatch: pyt
     monkeypatch.setenv(warm.ENV_SWITCH, "0")
     cold = graded(kit.SOLUTIONS, private)
     assert warm_first == warm_again == cold and not cold.failure
-    assert sum(float(t["score"]) for t in cold.tests) == sum(kit.tasks.step(s).points for s in STEPS)
+    assert sum(float(t["score"]) for t in cold.tests) == sum(tasks.step(s).points for s in STEPS)
     stubs = graded(kit.STUBS, private)
     monkeypatch.delenv(warm.ENV_SWITCH)
     assert graded(kit.STUBS, private) == stubs  # a student's run leaves nothing behind for the next
