@@ -390,6 +390,8 @@ NOTES = {
     "causal_mask(0, n_k) is (a mutant made it raise, now a hidden check)",
     "positions": "odd widths of sinusoidal_encoding are outside the contract (pairs need an even d; the kit's own "
     "alternatives do not take them), not probed; odd ALiBi head counts are (a mutant changed them, now public)",
+    "toy_gpt": "the 3 survivors are in the given helpers load_weights and as_tensors (kit code the stub ships "
+    "unchanged; the graders load the weights with their own copy), so a change there costs a student nothing",
     "moe_router": "k outside 1..n_experts is a precondition, not probed; k = 1 and k = n_experts are "
     "(mutants made them raise, now hidden checks)",
 }
