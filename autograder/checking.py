@@ -17,6 +17,8 @@ import numpy as np
 
 from autograder import cases, diagnose, messages
 from autograder.diagnose.catalog import MISTAKES
+from autograder.evidence import RECORDER, Evidence, keepable
+from autograder.i18n import _
 from autograder.sandbox.client import Sandbox, StudentCallError
 from autograder.sandbox.protocol import Unsupported
 from autograder.tasks import Step
@@ -30,9 +32,11 @@ FLOAT32_NOISE = 64 * float(np.finfo(np.float32).eps)
 class CheckFailed(AssertionError):
     """A check that did not hold; ``mistake`` is the recognised mistake's id, if any."""
 
-    def __init__(self, message: str, mistake: str | None = None) -> None:
+    def __init__(
+        self, message: str, mistake: str | None = None, evidence: Evidence | None = None, not_started: str = ""
+    ) -> None:
         super().__init__(message)
-        self.message, self.mistake = message, mistake
+        self.message, self.mistake, self.evidence, self.not_started = message, mistake, evidence, not_started
 
 
 @dataclass
@@ -44,9 +48,18 @@ class Got:
     value: Any
     output: str = field(default="", repr=False)
 
-    def fail(self, expected: str, got: str, mistake_id: str | None = None) -> NoReturn:
+    def fail(
+        self,
+        expected: str,
+        got: str,
+        mistake_id: str | None = None,
+        evidence: Evidence | None = None,
+        not_started: str = "",
+    ) -> NoReturn:
+        """Fail the check; ``not_started`` says in a few words that the work is not there yet (no report, no answer)."""
         text = MISTAKES[mistake_id].text if mistake_id else None
-        raise CheckFailed(messages.failure(self.step, self.call, expected, got, text), mistake_id)
+        message = messages.failure(self.step, self.call, expected, got, text)
+        raise CheckFailed(message, mistake_id, evidence, _(not_started) if not_started else "")
 
     def with_value(self, value: Any) -> Got:
         """The same call with a value derived from it (e.g. the unmasked entries)."""
@@ -56,16 +69,22 @@ class Got:
         """The entries of a returned tuple, e.g. ``output, weights = got.parts("output", "weights")``."""
         value = self.value
         if not isinstance(value, (tuple, list)) or len(value) != len(names):
-            self.fail(f"a tuple of {len(names)} ({', '.join(names)})", describe(value))
+            self.fail(_(messages.A_TUPLE).format(count=len(names), names=", ".join(names)), describe(value))
         return [Got(self.step, f"{self.call} -> {name}", v, self.output) for name, v in zip(names, value)]
 
     def array(self, shape: tuple[int, ...] | None = None) -> np.ndarray:
         """The value as a numeric array (numpy or torch), of ``shape`` if given."""
         value = self.value
         if not isinstance(value, np.ndarray) or value.dtype.kind not in "biuf":
-            self.fail("an array" + (f" of shape {shape}" if shape else ""), describe(value))
+            wanted = (
+                _(messages.AN_ARRAY_OF_SHAPE).format(shape=messages.shape(shape)) if shape else _(messages.AN_ARRAY)
+            )
+            self.fail(wanted, describe(value))
         if shape is not None and value.shape != tuple(shape):
-            self.fail(f"an array of shape {tuple(shape)}", f"shape {value.shape}")
+            self.fail(
+                _(messages.AN_ARRAY_OF_SHAPE).format(shape=messages.shape(shape)),
+                _(messages.OF_SHAPE).format(shape=messages.shape(value)),
+            )
         return value
 
     def number(self) -> float:
@@ -77,7 +96,7 @@ class Got:
             return float(value)
         if isinstance(value, (int, float)) and not isinstance(value, bool) and abs(value) < 1e308:
             return float(value)
-        self.fail("a number", describe(value))
+        self.fail(_(messages.A_NUMBER), describe(value))
 
 
 def as_number(got: Got) -> Got:
@@ -93,11 +112,11 @@ COUNT = dict(rtol=0.0, atol=0.5)
 def describe(value: Any) -> str:
     """How a returned value is named in a message when its kind is wrong."""
     if isinstance(value, np.ndarray):
-        return f"an array of dtype {value.dtype} and shape {value.shape}"
+        return _(messages.ARRAY_OF_DTYPE).format(dtype=value.dtype, shape=messages.shape(value))
     if isinstance(value, Unsupported):
-        return f"an object of type {value.type_name}"
+        return _(messages.AN_OBJECT).format(type=value.type_name)
     if isinstance(value, (tuple, list)):
-        return f"a {type(value).__name__} of {len(value)} items"
+        return _(messages.A_SEQUENCE).format(type=type(value).__name__, count=len(value))
     if value is None:
         return "None"
     return f"{type(value).__name__} {messages.short(value)}"
@@ -168,35 +187,79 @@ class Lab:
 
 
 def expect_close(
-    got: Got, expected: Any, *, wrong: Mapping[str, Any] | None = None, rtol: float = RTOL, atol: float = ATOL
+    got: Got,
+    expected: Any,
+    *,
+    wrong: Mapping[str, Any] | None = None,
+    rtol: float = RTOL,
+    atol: float = ATOL,
+    axes: tuple[str, ...] = (),
+    ticks: tuple[tuple[str, ...], ...] = (),
+    exhibit: str = "",
 ) -> np.ndarray:
     """Expect an array equal to ``expected`` within tolerance; diagnose against ``wrong``.
 
+    ``axes`` name the array's axes and ``ticks`` label their entries for the
+    report's heatmaps (English; translated here); ``exhibit`` names a value the
+    report shows even when the check passes (see :mod:`autograder.evidence`).
     A value of another shape is diagnosed too: some mistakes change the shape
     (a square mask where the queries are fewer than the keys).
     """
     expected = np.asarray(expected, dtype=float)
     value = got.value
     if isinstance(value, np.ndarray) and value.shape != expected.shape:
-        got.fail(f"an array of shape {expected.shape}", f"shape {value.shape}", diagnose.identify(value, wrong or {}))
+        got.fail(
+            _(messages.AN_ARRAY_OF_SHAPE).format(shape=messages.shape(expected)),
+            _(messages.OF_SHAPE).format(shape=messages.shape(value)),
+            diagnose.identify(value, wrong or {}),
+        )
     array = got.array(expected.shape).astype(float)
     same_inf = np.array_equal(np.isinf(array), np.isinf(expected)) and np.array_equal(
         np.sign(array[np.isinf(array)]), np.sign(expected[np.isinf(expected)])
     )
     finite = np.isfinite(expected)
-    if same_inf and np.allclose(array[finite], expected[finite], rtol=rtol, atol=atol) and not np.isnan(array).any():
+    close = same_inf and np.allclose(array[finite], expected[finite], rtol=rtol, atol=atol)
+    passed = bool(close and not np.isnan(array).any())
+    evidence = _evidence(got, expected, array, axes, ticks, exhibit, passed)
+    if passed:
+        if exhibit and evidence is not None:
+            RECORDER.record(evidence)
         return array
     mistake = diagnose.identify(array, wrong or {})
     got.fail(
         messages.short(expected),
         messages.short(array) + messages.worst_entry(array, expected, rtol=rtol, atol=atol),
         mistake,
+        evidence,
     )
 
 
-def expect_case(got: Got, case: str, part: int | None = None, **tolerance: float) -> np.ndarray:
+def expect_case(got: Got, case: str, part: int | None = None, **options: Any) -> np.ndarray:
     """Expect the reference's answer to the public case ``case`` (``part`` of a returned tuple), naming its mistakes."""
-    return expect_close(got, cases.expected(case, part), wrong=cases.wrong(case, part), **tolerance)
+    return expect_close(got, cases.expected(case, part), wrong=cases.wrong(case, part), **options)
+
+
+def _evidence(
+    got: Got,
+    expected: np.ndarray,
+    array: np.ndarray,
+    axes: tuple[str, ...],
+    ticks: tuple[tuple[str, ...], ...],
+    exhibit: str,
+    passed: bool,
+) -> Evidence | None:
+    """The arrays of one comparison for the report's pictures, when they are small enough to draw."""
+    if not keepable(expected, array):
+        return None
+    return Evidence(
+        call=_(got.call),
+        expected=expected.copy(),
+        got=array.copy(),
+        axes=tuple(_(a) for a in axes),
+        ticks=ticks,
+        exhibit=exhibit,
+        passed=passed,
+    )
 
 
 def expect_that(

@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 
 from autograder import tasks
+from autograder.i18n import _
+from autograder.i18n.extract import docstring_title
 
 MARKERS = (
     "points(n): points this check is worth",
@@ -53,10 +55,10 @@ def points_of(item: pytest.Item) -> float:
 
 
 def title_of(item: pytest.Item) -> str:
-    """The first paragraph of the check's docstring (or its name), with the parameter id in brackets."""
+    """The check's title in the active language (or its name), with the parameter id in brackets."""
     function = getattr(item, "function", None)
-    first_paragraph = (function.__doc__ or "").strip().split("\n\n")[0] if function else ""
-    title = " ".join(first_paragraph.split()).rstrip(".") or item.name.removeprefix("test_").replace("_", " ")
+    title = docstring_title(function.__doc__ if function else None)
+    title = _(title) if title else item.name.removeprefix("test_").replace("_", " ")
     callspec = getattr(item, "callspec", None)
     return f"{title} [{callspec.id}]" if callspec else title
 

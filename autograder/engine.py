@@ -25,9 +25,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from autograder import tasks
+from autograder import messages, tasks
 from autograder.checking import CheckFailed, Lab
 from autograder.checklist import MARKERS, points_of, step_of, title_of
+from autograder.evidence import RECORDER
+from autograder.i18n import N_, _
 from autograder.reference import Reference
 from autograder.report.model import CheckResult, GradeReport, StepResult
 from autograder.sandbox import zygote
@@ -35,12 +37,9 @@ from autograder.sandbox.client import Limits, Sandbox
 
 PUBLIC_GRADERS = Path(__file__).parent / "graders" / tasks.LAB
 DEFAULT_SECRET = "attnlab-default-secret"
-NOTE_DEFAULT_SECRET = (
-    "hidden inputs were drawn with the kit's default secret; set ATTNLAB_SECRET (or "
-    "--secret-file) so students cannot predict them"
-)
-NOTE_NO_HIDDEN = "no hidden graders were found, so only the public checks ran"
-INTERNAL = "The grader itself failed on this check ({error}); this is not your mistake, tell your instructor."
+NOTE_DEFAULT_SECRET = N_("hidden inputs use the kit's default secret: set ATTNLAB_SECRET or --secret-file")
+NOTE_NO_HIDDEN = N_("no hidden graders were found, so only the public checks ran")
+INTERNAL = N_("The grader itself failed on this check ({error}); this is not your mistake, tell your instructor.")
 
 
 class GradingError(Exception):
@@ -153,6 +152,9 @@ class GradingPlugin:
         return np.random.default_rng([self.options.seed, zlib.crc32(request.node.name.encode())])
 
     # -- results ------------------------------------------------------------
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        RECORDER.clear()  # what this check exhibits, and nothing from the one before
+
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo) -> Iterator[None]:
         outcome = yield
@@ -166,13 +168,20 @@ class GradingPlugin:
             step=step.id, name=item.name, title=title_of(item), points=points_of(item), hidden=self._is_hidden(item)
         )
         if report.passed:
-            return CheckResult(passed=True, **common)
+            return CheckResult(passed=True, evidence=RECORDER.last(), **common)
         error = call.excinfo.value if call.excinfo else None
         if isinstance(error, CheckFailed):
-            return CheckResult(passed=False, message=error.message, mistake=error.mistake, **common)
+            return CheckResult(
+                passed=False,
+                message=error.message,
+                mistake=error.mistake,
+                evidence=error.evidence,
+                not_started=error.not_started,
+                **common,
+            )
         detail = f"{type(error).__name__}: {error}" if error is not None else report.longreprtext.splitlines()[-1:]
         return CheckResult(
-            passed=False, message=INTERNAL.format(error=str(detail)[:300]), internal_error=True, **common
+            passed=False, message=_(INTERNAL).format(error=str(detail)[:300]), internal_error=True, **common
         )
 
 
@@ -236,13 +245,14 @@ def grade(options: GradeOptions) -> GradeReport:
         "--import-mode=importlib",  # grader files by path: no sys.path changes, two hidden folders in one process
         "-p", "no:cacheprovider",
         "-p", "no:randomly",
+        "-p", "no:logging",  # its collection hook walks the loggers while the torch preload thread adds some
         "-s",
         "-q",
         "--strict-markers",
     ]  # fmt: skip
     sink = io.StringIO()
     try:
-        with redirect_stdout(sink), redirect_stderr(sink):
+        with redirect_stdout(sink), redirect_stderr(sink), messages.plain_numbers():
             code = pytest.main(args, plugins=[plugin])
     finally:
         plugin.close_sandboxes()
@@ -260,7 +270,7 @@ def grade(options: GradeOptions) -> GradeReport:
         raise GradingError(f"no result for {len(missing)} checks, e.g. {missing[0]}")
     notes = []
     if options.hidden is None and not options.public_only:
-        notes.append(NOTE_NO_HIDDEN)
+        notes.append(_(NOTE_NO_HIDDEN))
     return GradeReport(
         submission=str(options.submission),
         steps=tuple(steps),

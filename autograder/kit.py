@@ -75,6 +75,14 @@ class Kit:
     def handout(self) -> Path:
         return self.root / tasks.HANDOUT
 
+    def handout_for(self, lang: str) -> Path:
+        """The handout in language ``lang`` (``handouts/lab07_attention.tr.md``; English is :attr:`handout`)."""
+        return self.root / tasks.handout_file(lang)
+
+    def html_for(self, lang: str) -> Path:
+        """Where the HTML page of the handout in ``lang`` is built."""
+        return self.html if lang == "en" else self.html.with_name(f"{tasks.LAB}.{lang}.html")
+
     @property
     def figures(self) -> Path:
         return self.handout.parent / "figures"

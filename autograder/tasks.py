@@ -56,6 +56,16 @@ class Step:
         return f"{HANDOUT}#{self.anchor}"
 
 
+def handout_file(lang: str = "en") -> str:
+    """The handout in language ``lang``: ``handouts/lab07_attention.md``, ``handouts/lab07_attention.tr.md``."""
+    return HANDOUT if lang == "en" else HANDOUT.removesuffix(".md") + f".{lang}.md"
+
+
+def handout_link(step: Step, lang: str = "en") -> str:
+    """The section of ``step`` in the handout of language ``lang`` (the same anchors in every language)."""
+    return f"{handout_file(lang)}#{step.anchor}"
+
+
 STEPS: tuple[Step, ...] = (
     Step("softmax", "Softmax", 10, 3, ("softmax",)),
     Step("scaling", "Scaled dot-product attention", 20, 5, ("project", "scores", "scaled_scores", "attention")),

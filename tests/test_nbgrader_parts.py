@@ -154,6 +154,7 @@ def test_course_folder_layout_and_private_folder(tmp_path: Path) -> None:
     assert json.loads((private / private_folder.SETTINGS).read_text()) == {
         "deadline_s": 60,
         "limits": {"call_timeout_s": 2},
+        "language": "en",
     }
     secret = (private / private_folder.SECRET).read_text()
     with pytest.raises(course.CourseError, match="--force"):

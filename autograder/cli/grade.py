@@ -7,10 +7,11 @@ import os
 import sys
 from pathlib import Path
 
-from autograder import engine, tasks
+from autograder import engine, i18n, tasks
 from autograder.cli.common import EXIT_INTERNAL, EXIT_OK, STUDENT, usage_error
+from autograder.i18n import N_, _
 from autograder.kit import Kit
-from autograder.report import render
+from autograder.report import render, render_terminal
 from autograder.sandbox.client import Limits
 
 NAME, AUDIENCE = "grade", STUDENT
@@ -43,6 +44,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, help="hidden-input seed to reproduce a report (printed in every report)")
     parser.add_argument("--step", action="append", choices=list(tasks.BY_ID), help="grade only this step (repeatable)")
     parser.add_argument("--timeout", type=float, help="seconds a single call into student code may take (default: 10)")
+    parser.add_argument(
+        "--lang",
+        choices=i18n.LANGUAGES,
+        help=f"language of the feedback (default: ${i18n.ENV_LANG}, else the locale, else en)",
+    )
+    parser.add_argument(
+        "--html", metavar="PATH", help="also write a self-contained HTML report with heatmaps of failed checks"
+    )
+    detail = parser.add_mutually_exclusive_group()
+    detail.add_argument("--verbose", action="store_true", help="print every check, passed ones included")
+    detail.add_argument("--quiet", action="store_true", help="print the per-step table only")
+
+
+NOT_A_FOLDER = N_("{folder} is not a folder (give the folder that holds softmax.py, scaling.py, ...)")
+NO_LAB_FILES = N_("{folder} holds none of the lab's files ({examples}, ...): give your lab folder")
+GRADERS_FAILED = N_("the graders failed: {error}")
+WROTE = N_("Wrote {path}")
 
 
 def _secret(args: argparse.Namespace) -> tuple[str, bool]:
@@ -55,9 +73,16 @@ def _secret(args: argparse.Namespace) -> tuple[str, bool]:
 
 
 def run(args: argparse.Namespace) -> int:
+    try:
+        i18n.activate(i18n.choose(args.lang))
+    except ValueError as error:  # $ATTNLAB_LANG names a language the kit does not ship
+        return usage_error(NAME, str(error))
     folder = Path(args.folder)
     if not folder.is_dir():
-        return usage_error(NAME, f"{folder} is not a folder (give the folder that holds softmax.py, scaling.py, ...)")
+        return usage_error(NAME, _(NOT_A_FOLDER).format(folder=folder))
+    if not tasks.modules_present(folder):
+        examples = ", ".join(f"{m}.py" for m in tasks.MODULES[:3])
+        return usage_error(NAME, _(NO_LAB_FILES).format(folder=folder, examples=examples))
     kit = Kit.find()
     hidden = None if args.public_only else Path(args.hidden) if args.hidden else (kit.hidden if kit else None)
     reference = Path(args.reference) if args.reference else (kit.solutions if kit else None)
@@ -77,11 +102,19 @@ def run(args: argparse.Namespace) -> int:
     try:
         report = engine.grade(options)
     except engine.GradingError as error:
-        print(f"attnlab grade: the graders failed: {error}", file=sys.stderr)
+        print(f"attnlab grade: {_(GRADERS_FAILED).format(error=error)}", file=sys.stderr)
         return EXIT_INTERNAL
     if hidden is not None and default_secret and args.seed is None:
-        report = engine.with_note(report, engine.NOTE_DEFAULT_SECRET)
-    print(render.table(report))
+        report = engine.with_note(report, _(engine.NOTE_DEFAULT_SECRET))
+    detail = (
+        render_terminal.QUIET if args.quiet else render_terminal.VERBOSE if args.verbose else render_terminal.NORMAL
+    )
+    print(render.table(report, detail))
     if args.json:
         Path(args.json).write_text(render.gradescope_json(report), encoding="utf-8")
+    if args.html:
+        from autograder.report import render_html  # matplotlib: loaded only when a page is asked for
+
+        Path(args.html).write_text(render_html.page(report), encoding="utf-8")
+        print(_(WROTE).format(path=args.html))
     return EXIT_INTERNAL if report.internal_errors else EXIT_OK

@@ -20,7 +20,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--root", metavar="DIR", help="the kit's root folder (default: this source tree)")
     parser.add_argument(
-        "--html", metavar="PATH", help="where to write the page (default: handouts/build/lab07_attention.html)"
+        "--html",
+        metavar="PATH",
+        help="where to write the English page (default: handouts/build/lab07_attention.html; other languages' "
+        "pages go beside it as lab07_attention.<lang>.html)",
     )
     parser.add_argument(
         "--screenshot", metavar="PATH", help="also save a headless-chromium screenshot of the page's top"
@@ -36,25 +39,33 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Carry out ``attnlab handout`` with parsed ``args``; the exit status."""
     from autograder.handout import browser, figures, generate, html
+    from autograder.i18n import catalogs
 
     kit = Kit(Path(args.root).resolve()) if args.root else Kit.source_tree()
     if args.check:
-        stale = (["handouts/lab07_attention.md (generated blocks)"] if generate.stale(kit) else []) + [
-            f"handouts/figures/{name}" for name in figures.stale(kit)
-        ]
+        stale = [f"{path.relative_to(kit.root)} (generated blocks)" for path in generate.stale(kit)]
+        stale += [f"handouts/figures/{name}" for name in figures.stale(kit)]
+        stale += [f"{name} (catalogs)" for name in catalogs.stale(kit.root)]
         for item in stale:
-            print(f"stale: {item} (run: attnlab handout)")
+            print(f"stale: {item} (run: attnlab i18n, then attnlab handout)")
         return EXIT_STALE if stale else EXIT_OK
+    for path in catalogs.compile_all():  # the Turkish blocks read the compiled catalog
+        print(f"wrote {path}")
     if args.sample_timing:
         from autograder.handout import sample
 
         print(f"wrote {sample.measure(kit)}")
-    if generate.write(kit):
-        print(f"wrote {kit.handout}")
+    for path in generate.write(kit):
+        print(f"wrote {path}")
     for path in figures.write(kit):
         print(f"wrote {path}")
-    page = html.build(kit, Path(args.html) if args.html else None)
-    print(f"wrote {page}")
+    english = Path(args.html) if args.html else None
+    pages = [html.build(kit, english)]
+    for lang in generate.languages(kit)[1:]:
+        pages.append(html.build(kit, english.with_name(f"{kit.html_for(lang).name}") if english else None, lang))
+    for page in pages:
+        print(f"wrote {page}")
+    page = pages[0]
     try:
         if args.screenshot:
             print(f"wrote {browser.screenshot(page, Path(args.screenshot))}")

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from autograder import stubs, tasks
+from autograder import i18n, stubs, tasks
 from autograder.cli.common import EXIT_OK, EXIT_USAGE, INSTRUCTOR
 from autograder.kit import Kit
 from autograder.nbgrader_course.private import DEFAULT_DEADLINE_S
@@ -46,6 +46,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"seconds one student's whole grading may take (default: {DEFAULT_DEADLINE_S:g})",
     )
     parser.add_argument(
+        "--lang",
+        choices=i18n.LANGUAGES,
+        default=i18n.SOURCE,
+        help="the course's language: the notebook's texts and every student's feedback (default: en)",
+    )
+    parser.add_argument(
         "--force",
         action="store_true",
         help="rewrite an existing course's config, source and private files (the secret is kept)",
@@ -77,6 +83,7 @@ def run(args: argparse.Namespace) -> int:
         import_timeout_s=args.import_timeout,
         deadline_s=args.deadline,
         force=args.force,
+        language=args.lang,
     )
     try:
         course.write_course(options)

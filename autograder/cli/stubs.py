@@ -30,4 +30,8 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_STALE if stale else EXIT_OK
     for path in stubs.write(solutions, assignments):
         print(f"wrote {path}")
+    from autograder.i18n import catalogs  # Babel (instructor tooling): the shipped .mo follows the .po
+
+    for path in catalogs.compile_all():
+        print(f"wrote {path}")
     return EXIT_OK

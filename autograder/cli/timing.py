@@ -6,12 +6,18 @@ import argparse
 import sys
 from pathlib import Path
 
+from autograder import i18n
 from autograder.cli.common import EXIT_OK, STUDENT, usage_error
 from autograder.cli.grade import DEFAULT_FOLDER
+from autograder.i18n import N_, _
 
 NAME, AUDIENCE = "timing", STUDENT
 HELP = "time your timing.py (in the sandbox); write reports/timing.json and the plots"
 EXIT_NO_REPORT = 1  # the student's timing code failed: no report was written
+NO_TIMING = N_("{folder} has no timing.py (give the folder that holds your lab files)")
+NO_REPORT = N_("no report written: {reason}")
+PRINTED = N_("your code printed:")
+WROTE = N_("wrote {paths}")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -25,24 +31,31 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--quick", action="store_true", help="the reduced sweep (fewer sizes and repeats; same fit ranges)"
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument(
+        "--lang", choices=i18n.LANGUAGES, help=f"language of the output (default: ${i18n.ENV_LANG}, else the locale)"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     """Measure the submission's timing.py; write reports/timing.json and the plots; print the summary."""
     from autograder.timing import analysis, report, runner
 
+    try:
+        i18n.activate(i18n.choose(args.lang))
+    except ValueError as error:
+        return usage_error(NAME, str(error))
     folder = Path(args.folder)
     if not (folder / "timing.py").is_file():
-        return usage_error(NAME, f"{folder} has no timing.py (give the folder that holds your lab files)")
+        return usage_error(NAME, _(NO_TIMING).format(folder=folder))
     try:
         data = runner.measure(folder, device=args.device, quick=args.quick, progress=not args.no_progress)
         written = runner.write(folder, data)
     except runner.MeasurementError as error:
-        print(f"attnlab timing: no report written: {error.message}", file=sys.stderr)
+        print(f"attnlab timing: {_(NO_REPORT).format(reason=error.message)}", file=sys.stderr)
         if error.output:
-            print(f"your code printed:\n{error.output}", file=sys.stderr)
+            print(f"{_(PRINTED)}\n{error.output}", file=sys.stderr)
         return EXIT_NO_REPORT
     for line in analysis.summary(report.parse(data)):
         print(line)
-    print("wrote " + ", ".join(str(path) for path in written))
+    print(_(WROTE).format(paths=", ".join(str(path) for path in written)))
     return EXIT_OK

@@ -28,22 +28,35 @@ def find_chromium() -> str | None:
     return next((found for found in map(shutil.which, CANDIDATES) if found), None)
 
 
-def _run(arguments: list[str], out: Path) -> Path:
+def _chromium(arguments: list[str]) -> subprocess.CompletedProcess:
     binary = find_chromium()
     if binary is None:
         raise BrowserError("no chromium found (install it with: apt-get install -y chromium, or set ATTNLAB_CHROMIUM)")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    if out.exists():
-        out.unlink()
     with tempfile.TemporaryDirectory(prefix="attnlab-chromium-") as profile:
         command = [
             binary, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--hide-scrollbars",
             "--no-first-run", "--disable-extensions", f"--user-data-dir={profile}", *arguments,
         ]  # fmt: skip
-        result = subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT_S, check=False)
+        return subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT_S, check=False)
+
+
+def _run(arguments: list[str], out: Path) -> Path:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if out.exists():
+        out.unlink()
+    result = _chromium(arguments)
+    binary = find_chromium()
     if not out.is_file() or out.stat().st_size == 0:
         raise BrowserError(f"{binary} wrote no {out.name} (exit {result.returncode}): {result.stderr[-800:]}")
     return out
+
+
+def dom(page: Path, budget_ms: int = 5000) -> str:
+    """The page's DOM after it loaded and its scripts ran (``--dump-dom``)."""
+    result = _chromium([f"--virtual-time-budget={budget_ms}", "--dump-dom", page.resolve().as_uri()])
+    if "<body" not in result.stdout:
+        raise BrowserError(f"chromium printed no DOM (exit {result.returncode}): {result.stderr[-800:]}")
+    return result.stdout
 
 
 def screenshot(page: Path, out: Path, width: int = 1100, height: int = 6000) -> Path:

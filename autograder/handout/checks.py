@@ -43,9 +43,10 @@ def grader_files(folder: Path | None) -> list[Path]:
     return sorted(folder.glob("test_*.py")) if folder and folder.is_dir() else []
 
 
-@lru_cache(maxsize=4)
-def checks_by_step(public: Path) -> dict[str, list[Check]]:
-    """Each step's public checks as the report names them, collected (not run) from the public grader folder."""
+@lru_cache(maxsize=8)
+def checks_by_step(public: Path, lang: str = "en") -> dict[str, list[Check]]:
+    """Each step's public checks as the report names them in ``lang`` (the active language: titles are
+    translated as they are collected), collected (not run) from the public grader folder."""
     found: dict[str, list[Check]] = {}
     for check in checklist.collect(public, public / "pytest.ini"):
         found.setdefault(check.step, []).append(Check(check.title, check.points))

@@ -12,6 +12,18 @@ import ast
 from pathlib import Path
 
 from autograder import tasks
+from autograder.i18n import N_, _
+
+NOT_GENERATED = N_("*The stub `{module}.py` is not generated yet (run `attnlab stubs`).*")
+FILL_ANSWERS = N_(
+    "Fill in {names} in `{module}.py`: replace each `None` by your answer as a plain literal. "
+    "Keep the keys: the graders read them."
+)
+WRITE_THESE = N_(
+    "Write these in `{module}.py`: {names}. The stub already holds each signature and docstring, and each body "
+    "raises `NotImplementedError` until you replace it. Keep the names and signatures: the graders call them."
+)
+PROVIDED = N_("Already written for you in the stub (use them; do not change them): {names}.")
 
 
 def _header_and_docstring(lines: list[str], node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> list[str]:
@@ -112,15 +124,13 @@ def contract_markdown(step: tasks.Step, assignments: Path) -> str:
     """The handout's contract block of ``step``: the file to edit and its signatures and docstrings."""
     stub = assignments / f"{step.module}.py"
     if not stub.is_file():
-        return f"*The stub `{step.module}.py` is not generated yet (run `attnlab stubs`).*"
+        return _(NOT_GENERATED).format(module=step.module)
     text = stub.read_text(encoding="utf-8")
     answers = answer_names(text, step.functions)
     if answers:
         return "\n".join(
             [
-                f"Fill in {_names(answers)} in `{step.module}.py`: replace each `None` by your answer as a "
-                "plain literal. "
-                "Keep the keys: the graders read them.",
+                _(FILL_ANSWERS).format(names=_names(answers), module=step.module),
                 "",
                 "```python",
                 answer_source(text, tuple(answers)),
@@ -128,10 +138,7 @@ def contract_markdown(step: tasks.Step, assignments: Path) -> str:
             ]
         )
     lines = [
-        f"Write these in `{step.module}.py`: {_names(public_names(text, True))}. The stub already holds each signature "
-        "and docstring, and each body raises `NotImplementedError` until you replace it. Keep the "
-        "names and signatures: "
-        "the graders call them.",
+        _(WRITE_THESE).format(module=step.module, names=_names(public_names(text, True))),
         "",
         "```python",
         contract_source(text, True),
@@ -141,7 +148,7 @@ def contract_markdown(step: tasks.Step, assignments: Path) -> str:
     if provided:
         lines += [
             "",
-            f"Already written for you in the stub (use them; do not change them): {_names(provided)}.",
+            _(PROVIDED).format(names=_names(provided)),
             "",
             "```python",
             contract_source(text, False),

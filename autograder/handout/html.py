@@ -10,13 +10,13 @@ heading ids, markdown inside ``<div markdown="1">``).
 from __future__ import annotations
 
 import base64
-import html
 import re
 from pathlib import Path
 
 import markdown
 from latex2mathml.converter import convert
 
+from autograder import htmlpage
 from autograder.kit import Kit
 
 # Fenced code, inline code (kept as they are), display math, inline math.
@@ -46,20 +46,6 @@ img { max-width: 100%; height: auto; display: block; margin: 1rem auto .3rem; }
 @media print { pre { white-space: pre-wrap; } img, table, pre { break-inside: avoid; } h2, h3 { break-after: avoid; } }
 math { font-family: "STIX Two Math", "Latin Modern Math", "DejaVu Math TeX Gyre", "Cambria Math", math; }
 math[display="block"] { margin: .8rem 0; font-size: 1.15em; }
-"""
-
-PAGE = """<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{title}</title>
-<style>{style}</style>
-</head>
-<body>
-{body}
-</body>
-</html>
 """
 
 
@@ -97,7 +83,7 @@ def embed_images(body: str, folder: Path) -> str:
     return IMAGE.sub(replace, body)
 
 
-def render_html(text: str, folder: Path, title: str = "Lab 7: attention") -> str:
+def render_html(text: str, folder: Path, title: str = "Lab 7: attention", lang: str = "en") -> str:
     """The page for the markdown ``text`` whose relative image paths start at ``folder``."""
     protected, maths = protect_math(text)
     body = markdown.markdown(
@@ -108,14 +94,15 @@ def render_html(text: str, folder: Path, title: str = "Lab 7: attention") -> str
         if mathml.startswith("<math") and 'display="block"' in mathml:
             body = body.replace(f"<p>{placeholder}</p>", mathml)
         body = body.replace(placeholder, mathml)
-    return PAGE.format(title=html.escape(title), style=STYLE, body=embed_images(body, folder))
+    return htmlpage.page(embed_images(body, folder), title=title, style=STYLE, lang=lang)
 
 
-def build(kit: Kit, out: Path | None = None) -> Path:
-    """Render the handout to ``out`` (default ``handouts/build/lab07_attention.html``); the path."""
-    target = out or kit.html
+def build(kit: Kit, out: Path | None = None, lang: str = "en") -> Path:
+    """Render the handout of ``lang`` to ``out`` (default ``handouts/build/lab07_attention[.lang].html``); the path."""
+    target = out or kit.html_for(lang)
     target.parent.mkdir(parents=True, exist_ok=True)
-    text = kit.handout.read_text(encoding="utf-8")
+    source = kit.handout_for(lang)
+    text = source.read_text(encoding="utf-8")
     first_heading = next((line[2:].strip() for line in text.splitlines() if line.startswith("# ")), "Lab 7: attention")
-    target.write_text(render_html(text, kit.handout.parent, first_heading), encoding="utf-8")
+    target.write_text(render_html(text, source.parent, first_heading, lang), encoding="utf-8")
     return target

@@ -15,9 +15,17 @@ from pathlib import Path
 from typing import Any
 
 from autograder import chapter
+from autograder.i18n import N_, _
 
 NOTES = Path(__file__).with_name("catalog_notes.json")
 MAX_CHARS = 110
+NO_VALUES = N_(
+    "*The graders of this step check no printed chapter value; they compare with the reference on the inputs above.*"
+)
+VALUES_HEAD = N_("| catalog id | chapter | what | value the graders use |")
+PRINTS = N_(" (the chapter prints {printed}; see the errata)")
+HIDDEN_CHECKS = N_(" (hidden checks)")
+ERRATA_HEAD = N_("| where | what | the chapter prints | correct | why |")
 
 
 @lru_cache(maxsize=1)
@@ -92,37 +100,28 @@ def cell(text: str) -> str:
 def values_markdown(ids: dict[str, bool]) -> str:
     """The table of the chapter values one step's graders check (``ids``: id -> used by a public check)."""
     if not ids:
-        return (
-            "*The graders of this step check no printed chapter value; they compare with the reference "
-            "on the inputs above.*"
-        )
+        return _(NO_VALUES)
     order = list(notes())
-    rows = [
-        "| catalog id | chapter | what | value the graders use |",
-        "|---|---|---|---|",
-    ]
+    rows = [_(VALUES_HEAD), "|---|---|---|---|"]
     for entry in sorted(ids, key=lambda e: (order.index(e) if e in order else len(order), e)):
         note = notes().get(entry, {"section": "", "what": ""})
         value = shown(raw(entry))
         if chapter.entries().get(entry) == "MISMATCH":
-            value += f" (the chapter prints {note['printed']}; see the errata)"
-        hidden = "" if ids[entry] else " (hidden checks)"
-        rows.append(f"| `{entry}` | {cell(note['section'])} | {cell(note['what'])}{hidden} | {cell(value)} |")
+            value += _(PRINTS).format(printed=note["printed"])
+        hidden = "" if ids[entry] else _(HIDDEN_CHECKS)
+        rows.append(f"| `{entry}` | {cell(note['section'])} | {cell(_(note['what']))}{hidden} | {cell(value)} |")
     return "\n".join(rows)
 
 
 def errata_markdown() -> str:
     """The errata box: every MISMATCH entry, what the chapter printed and the correct value."""
-    rows = [
-        "| where | what | the chapter prints | correct | why |",
-        "|---|---|---|---|---|",
-    ]
+    rows = [_(ERRATA_HEAD), "|---|---|---|---|---|"]
     for entry, status in chapter.entries().items():
         if status != "MISMATCH":
             continue
         note = notes()[entry]
         rows.append(
-            f"| {cell(note['section'])} (`{entry}`) | {cell(note['what'])} | {cell(note['printed'])} "
-            f"| {cell(shown(raw(entry)))} | {cell(note.get('erratum', ''))} |"
+            f"| {cell(note['section'])} (`{entry}`) | {cell(_(note['what']))} | {cell(note['printed'])} "
+            f"| {cell(shown(raw(entry)))} | {cell(_(note.get('erratum', '')))} |"
         )
     return "\n".join(rows)

@@ -27,9 +27,11 @@ import subprocess
 import tempfile
 import textwrap
 from dataclasses import dataclass
+from html import escape as html_escape
 from pathlib import Path
 
-from autograder import isolated, tasks
+from autograder import i18n, isolated, tasks
+from autograder.i18n import N_, _
 from autograder.nbgrader_course import warm
 from autograder.nbgrader_course.private import DEFAULT_DEADLINE_S, Private, PrivateFolderError, Settings
 
@@ -39,20 +41,25 @@ ENV_STEPS = "ATTNLAB_GRADE_STEPS"  # the steps whose grade cells this notebook h
 STOP_GRACE_S = 15.0  # after an interrupt, the grader's time to stop its sandboxes before it is killed
 WIDTH = 96
 
-NO_PRIVATE = (
+NO_PRIVATE = N_(
     "The course's private folder named in this grade cell does not exist or has no "
     "settings.json: rebuild the course with `attnlab nbgrader-course`."
 )
-NOT_FINISHED = (
+NOT_FINISHED = N_(
     "The grader did not finish within {seconds:g} s, so this step scores 0. Code that hangs or "
     "runs very slowly is the usual cause."
 )
-INTERRUPTED = "Grading was interrupted (the notebook cell's time limit), so this step scores 0."
-GRADER_FAILED = (
+INTERRUPTED = N_("Grading was interrupted (the notebook cell's time limit), so this step scores 0.")
+GRADER_FAILED = N_(
     "The grader itself failed ({detail}), so this step scores 0; this is not your mistake: tell your instructor."
 )
-NO_CHECKS = "No checks of this step ran, so it scores 0."
-HIDDEN_LATER = "The remaining {points:g} points come from hidden checks that run when your instructor grades."
+UNREADABLE = N_("its report was unreadable")
+NO_CHECKS = N_("No checks of this step ran, so it scores 0.")
+HIDDEN_LATER = N_("The remaining {points:g} points come from hidden checks that run when your instructor grades.")
+SCORE_LINE = N_("{title}: {earned} of {possible} points")
+PUBLIC_CHECKS = N_(" (public checks)")
+PASSED_WORD, FAILED_WORD, HIDDEN_WORD = N_("passed"), N_("FAILED"), N_(" (hidden)")
+HANDOUT_LINE = N_("Handout: {handout}")
 
 
 @dataclass(frozen=True)
@@ -66,7 +73,7 @@ class Outcome:
 _runs: dict[tuple, Outcome] = {}  # private-folder runs of this kernel, by (folder, private, steps, content)
 
 
-def grade(step_id: str, private: str | None = None, folder: str | os.PathLike = ".") -> float:
+def grade(step_id: str, private: str | None = None, folder: str | os.PathLike = ".", lang: str | None = None) -> float:
     """Grade step ``step_id`` of the submission in ``folder``; print its feedback, return its score.
 
     Args:
@@ -74,22 +81,45 @@ def grade(step_id: str, private: str | None = None, folder: str | os.PathLike = 
         private: the instructor's private folder (hidden graders, reference, secret,
             settings.json), or None for the public checks.
         folder: the submission; the notebook's own folder by default.
+        lang: the feedback's language (the notebook of a course in another language
+            names it); default: the course's setting, else ``$ATTNLAB_LANG`` or the locale.
 
     Returns:
         The points earned, a plain float between 0 and the step's points.
     """
     step = tasks.step(step_id)
     submission = Path(folder).resolve()
-    if private is None:
-        outcome = _grade_once(submission, (step.id,), None)
-    else:
-        settings = _settings(Private(Path(private)))
-        outcome = _grade_batch(submission, Path(private).resolve(), step.id, settings)
-    checks = [test for test in outcome.tests if test.get("tags", [None])[0] == step.id]
-    earned = sum(float(test["score"]) for test in checks)
-    earned = float(min(max(earned, 0.0), step.points))
-    print(_feedback(step, checks, earned, outcome.failure, public_only=private is None))
+    settings = _settings(Private(Path(private))) if private is not None else None
+    language = i18n.choose_or_source(lang or (settings.language if settings else None))
+    with i18n.using(language):
+        if settings is None:
+            outcome = _grade_once(submission, (step.id,), None, lang=language)
+        else:
+            outcome = _grade_batch(submission, Path(private).resolve(), step.id, settings, language)
+        checks = [test for test in outcome.tests if test.get("tags", [None])[0] == step.id]
+        earned = sum(float(test["score"]) for test in checks)
+        earned = float(min(max(earned, 0.0), step.points))
+        print(_feedback(step, checks, earned, outcome.failure, public_only=private is None))
+        _show_pictures(checks)
     return earned
+
+
+def _show_pictures(checks: list[dict]) -> None:
+    """Display the heatmaps of each failed check that carries evidence (nothing is shown when none does)."""
+    failed = [
+        t for t in checks if t.get("extra_data", {}).get("evidence") and float(t["score"]) < float(t["max_score"])
+    ]
+    if not failed:
+        return
+    from IPython.display import HTML, display
+
+    from autograder.evidence import Evidence
+    from autograder.report import render_html
+
+    for test in failed:
+        evidence = Evidence.from_dict(test["extra_data"]["evidence"])
+        title = html_escape(str(test.get("extra_data", {}).get("title") or test["name"]))
+        display(HTML(f"<p><b>{title}</b></p>{render_html.pictures(evidence)}"))
 
 
 def show_timing_plots(folder: str | os.PathLike = ".") -> None:
@@ -114,20 +144,20 @@ def _settings(private: Private) -> Settings:
     try:
         return private.settings()
     except PrivateFolderError:
-        raise RuntimeError(NO_PRIVATE) from None
+        raise RuntimeError(_(NO_PRIVATE)) from None
 
 
-def _grade_batch(submission: Path, private: Path, step_id: str, settings: Settings) -> Outcome:
+def _grade_batch(submission: Path, private: Path, step_id: str, settings: Settings, lang: str) -> Outcome:
     """This step's run with the private folder: the notebook's steps graded once per kernel and content."""
     steps = tuple(s for s in os.environ.get(ENV_STEPS, "").split(",") if s in tasks.BY_ID) or tuple(tasks.BY_ID)
     if step_id not in steps:
         steps = (step_id,)
-    key = (submission, private, steps, _content_digest(submission))
+    key = (submission, private, steps, _content_digest(submission), lang)
     if key not in _runs:
         try:
-            _runs[key] = _grade_once(submission, steps, private, settings.deadline_s)
+            _runs[key] = _grade_once(submission, steps, private, settings.deadline_s, lang)
         except KeyboardInterrupt:  # the cell's timeout: the later cells say so at once instead of grading again
-            _runs[key] = Outcome(failure=INTERRUPTED)
+            _runs[key] = Outcome(failure=_(INTERRUPTED))
             raise
     return _runs[key]
 
@@ -142,7 +172,11 @@ def _content_digest(folder: Path) -> str:
 
 
 def _grade_once(
-    submission: Path, steps: tuple[str, ...], private: Path | None, deadline_s: float = DEFAULT_DEADLINE_S
+    submission: Path,
+    steps: tuple[str, ...],
+    private: Path | None,
+    deadline_s: float = DEFAULT_DEADLINE_S,
+    lang: str = i18n.SOURCE,
 ) -> Outcome:
     """Run the grader process on ``submission`` for ``steps``; its report or the reason there is none."""
     request = {
@@ -150,6 +184,7 @@ def _grade_once(
         "steps": list(steps),
         "private": str(private) if private else None,
         "student": os.environ.get(ENV_STUDENT) or submission.name,
+        "lang": lang,
     }
     if private is not None and warm.enabled():
         try:
@@ -157,7 +192,7 @@ def _grade_once(
         except warm.WarmUnavailable:
             pass  # graded by a fresh process below
         except subprocess.TimeoutExpired:
-            return Outcome(failure=NOT_FINISHED.format(seconds=deadline_s))
+            return Outcome(failure=_(NOT_FINISHED).format(seconds=deadline_s))
     with tempfile.TemporaryDirectory(prefix="attnlab-grade-") as work:
         process = subprocess.Popen(
             isolated.command("autograder.nbgrader_course.run", "main", json.dumps(request)),
@@ -171,7 +206,7 @@ def _grade_once(
             out, err = process.communicate(timeout=deadline_s)
         except subprocess.TimeoutExpired:
             _stop(process)
-            return Outcome(failure=NOT_FINISHED.format(seconds=deadline_s))
+            return Outcome(failure=_(NOT_FINISHED).format(seconds=deadline_s))
         except BaseException:  # an interrupt of the cell: let the grader stop its sandboxes first
             _stop(process)
             raise
@@ -182,11 +217,11 @@ def _outcome(code: int, out: bytes, err: bytes) -> Outcome:
     """The outcome of a grader run from its exit status and output."""
     if code != 0:
         lines = err.decode("utf-8", "replace").strip().splitlines() or [f"exit status {code}"]
-        return Outcome(failure=GRADER_FAILED.format(detail=lines[-1][:300]))
+        return Outcome(failure=_(GRADER_FAILED).format(detail=lines[-1][:300]))
     try:
         return Outcome(tests=tuple(json.loads(out)["tests"]))
     except (ValueError, KeyError, TypeError):
-        return Outcome(failure=GRADER_FAILED.format(detail="its report was unreadable"))
+        return Outcome(failure=_(GRADER_FAILED).format(detail=_(UNREADABLE)))
 
 
 def _stop(process: subprocess.Popen) -> None:
@@ -201,16 +236,18 @@ def _stop(process: subprocess.Popen) -> None:
 
 def _feedback(step: tasks.Step, checks: list[dict], earned: float, failure: str, *, public_only: bool) -> str:
     possible = step.public_points if public_only else step.points
-    lines = [f"{step.title}: {earned:g} of {possible:g} points" + (" (public checks)" if public_only else "")]
+    head = _(SCORE_LINE).format(title=_(step.title), earned=f"{earned:g}", possible=f"{possible:g}")
+    lines = [head + (_(PUBLIC_CHECKS) if public_only else "")]
     if failure:
         lines.append(failure)
     elif not checks:
-        lines.append(NO_CHECKS)
+        lines.append(_(NO_CHECKS))
     for test in checks:
         passed = float(test["score"]) >= float(test["max_score"])
-        name = str(test["name"]).removeprefix(f"{step.title}: ")
-        hidden = " (hidden)" if test.get("visibility") == "after_published" else ""
-        lines.append(f"  {'passed' if passed else 'FAILED'}  {name}{hidden} [{float(test['max_score']):g} pt]")
+        name = str(test.get("extra_data", {}).get("title") or test["name"])
+        hidden = _(HIDDEN_WORD) if test.get("visibility") == "after_published" else ""
+        mark = _(PASSED_WORD) if passed else _(FAILED_WORD)
+        lines.append(f"  {mark}  {name}{hidden} [{float(test['max_score']):g} pt]")
         if not passed:
             lines.extend(
                 textwrap.wrap(
@@ -218,6 +255,6 @@ def _feedback(step: tasks.Step, checks: list[dict], earned: float, failure: str,
                 )
             )
     if public_only and step.hidden_points:
-        lines.append(HIDDEN_LATER.format(points=step.hidden_points))
-    lines.append(f"Handout: {step.handout}")
+        lines.append(_(HIDDEN_LATER).format(points=step.hidden_points))
+    lines.append(_(HANDOUT_LINE).format(handout=tasks.handout_link(step, i18n.language())))
     return "\n".join(lines)

@@ -26,7 +26,7 @@ from autograder.nbgrader_course import config, notebook
 from autograder.nbgrader_course.private import DEFAULT_DEADLINE_S, Private, Settings
 
 CONFIG = "nbgrader_config.py"
-HANDOUT_FILES = ("lab07_attention.md", "figures")
+HANDOUT_FILES = ("lab07_attention.md", "lab07_attention.tr.md", "figures")
 
 
 class CourseError(Exception):
@@ -43,6 +43,7 @@ class CourseOptions:
     import_timeout_s: float | None = None  # sandbox seconds to import a student module
     deadline_s: float = DEFAULT_DEADLINE_S  # one student's whole grading run
     force: bool = False
+    language: str = "en"  # the notebook's and the feedback's language (autograder.i18n.LANGUAGES)
 
 
 def write_course(options: CourseOptions) -> list[Path]:
@@ -69,7 +70,9 @@ def write_course(options: CourseOptions) -> list[Path]:
     source = folder / "source" / tasks.LAB
     written = [_write(folder / CONFIG, config.config_text(options.deadline_s))]
     source.mkdir(parents=True, exist_ok=True)
-    written.append(_write(source / notebook.NOTEBOOK, notebook.text(notebook.build(str(private.root)))))
+    written.append(
+        _write(source / notebook.NOTEBOOK, notebook.text(notebook.build(str(private.root), options.language)))
+    )
     for module in tasks.MODULES:
         written.append(_copy(solutions / f"{module}.py", source / f"{module}.py"))
     for data in stubs.data_files(solutions):  # model weights the steps load, released as they are
@@ -90,7 +93,7 @@ def write_course(options: CourseOptions) -> list[Path]:
         secret.chmod(0o600)
         written.append(secret)
     limits = {"call_timeout_s": options.call_timeout_s, "import_timeout_s": options.import_timeout_s}
-    settings = Settings(options.deadline_s, {k: v for k, v in limits.items() if v is not None})
+    settings = Settings(options.deadline_s, {k: v for k, v in limits.items() if v is not None}, options.language)
     written.append(_write(private.settings_file, settings.to_json()))
     return written
 

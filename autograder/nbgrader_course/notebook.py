@@ -24,7 +24,8 @@ from dataclasses import dataclass
 
 import nbformat
 
-from autograder import tasks
+from autograder import i18n, tasks
+from autograder.i18n import N_, _
 from autograder.kit import Kit
 
 NOTEBOOK = f"{tasks.LAB}.ipynb"
@@ -47,43 +48,69 @@ class Question:
 
 # What each step is for, in two or three sentences; the handout has the rest.
 INTROS: dict[str, str] = {
-    "softmax": "Turn each row of scores into weights that are positive and sum to 1, "
-    "without overflowing on large scores (subtract the row's maximum first).",
-    "scaling": "One attention head from its equation, softmax(QK^T / sqrt(d_k)) V, reproducing the chapter's "
-    "worked example exactly: projections, raw scores, scaled scores and the head itself, with "
-    "clear errors for bad shapes.",
-    "mask": "Stop a decoder from looking ahead: the causal mask, masking with -inf before the softmax, "
-    "and a behavioural proof that appending a token leaves the earlier outputs unchanged.",
-    "positions": "The chapter's three ways to give attention a sense of order: sinusoidal vectors added to the tokens, "
-    "RoPE rotations of queries and keys, and ALiBi's distance penalty on the scores.",
-    "equivariance": "Measure that unmasked attention without positions does not see word order, "
-    "then break that symmetry with a position signal, and with the causal mask alone.",
-    "moe_router": "The router of a mixture-of-experts layer (top-k experts, gates renormalised over the chosen k), "
-    "the layer itself, and the arithmetic of total versus active parameters.",
-    "kv_cache": "Generate one token at a time, reusing the keys and values of earlier tokens instead of "
-    "recomputing them "
-    "(PyTorch from here on), and compute what the cache costs in memory.",
-    "reference_check": "Compare your attention with PyTorch's scaled_dot_product_attention on random inputs, "
-    "with the same mask and scale, and report the largest difference and the kernel that ran.",
-    "block": "The rest of one transformer block: several heads and their output projection, "
-    "LayerNorm and RMSNorm, the feed-forward network, and the chapter's worked block.",
-    "gradients": "The backward pass of one unmasked head by hand, checked against central differences.",
-    "costs": "The chapter's rules of thumb for parameters, memory and FLOPs, as functions, "
-    "so that every number in its tables is something you can recompute.",
-    "toy_gpt": "Assemble a small GPT-2 style decoder from your own pieces (LayerNorm with gain and bias, "
-    "GELU, causal multi-head attention, tied embeddings) "
-    "and run the kit's toy model on it; then generate greedily with and without your KV cache "
-    "and see the same tokens come out.",
-    "timing": "Measure how one head's time grows with the sequence length and fit the exponent on log-log axes, "
-    "measure peak memory, and time generation with and without a KV cache. "
-    "Run `attnlab timing` in this folder first: it writes `reports/timing.json` and the plots shown below.",
-    "predictions": "Before you run each step, write in `predictions.py` what you expect it to give (which key "
-    "a query favours, "
-    "an output shape, the weights of a single token, the first row of a causal mask, a "
-    "KV-cache size): every entry starts "
-    "as `None`, and a plain literal is all you write. The grader compares your predictions "
-    "with the values the reference "
-    "computes and shows a value only once you have answered it.",
+    "softmax": N_(
+        "Turn each row of scores into weights that are positive and sum to 1, "
+        "without overflowing on large scores (subtract the row's maximum first)."
+    ),
+    "scaling": N_(
+        "One attention head from its equation, softmax(QK^T / sqrt(d_k)) V, reproducing the chapter's "
+        "worked example exactly: projections, raw scores, scaled scores and the head itself, with "
+        "clear errors for bad shapes."
+    ),
+    "mask": N_(
+        "Stop a decoder from looking ahead: the causal mask, masking with -inf before the softmax, "
+        "and a behavioural proof that appending a token leaves the earlier outputs unchanged."
+    ),
+    "positions": N_(
+        "The chapter's three ways to give attention a sense of order: sinusoidal vectors added to the tokens, "
+        "RoPE rotations of queries and keys, and ALiBi's distance penalty on the scores."
+    ),
+    "equivariance": N_(
+        "Measure that unmasked attention without positions does not see word order, "
+        "then break that symmetry with a position signal, and with the causal mask alone."
+    ),
+    "moe_router": N_(
+        "The router of a mixture-of-experts layer (top-k experts, gates renormalised over the chosen k), "
+        "the layer itself, and the arithmetic of total versus active parameters."
+    ),
+    "kv_cache": N_(
+        "Generate one token at a time, reusing the keys and values of earlier tokens instead of "
+        "recomputing them "
+        "(PyTorch from here on), and compute what the cache costs in memory."
+    ),
+    "reference_check": N_(
+        "Compare your attention with PyTorch's scaled_dot_product_attention on random inputs, "
+        "with the same mask and scale, and report the largest difference and the kernel that ran."
+    ),
+    "block": N_(
+        "The rest of one transformer block: several heads and their output projection, "
+        "LayerNorm and RMSNorm, the feed-forward network, and the chapter's worked block."
+    ),
+    "gradients": N_("The backward pass of one unmasked head by hand, checked against central differences."),
+    "costs": N_(
+        "The chapter's rules of thumb for parameters, memory and FLOPs, as functions, "
+        "so that every number in its tables is something you can recompute."
+    ),
+    "toy_gpt": N_(
+        "Assemble a small GPT-2 style decoder from your own pieces (LayerNorm with gain and bias, "
+        "GELU, causal multi-head attention, tied embeddings) "
+        "and run the kit's toy model on it; then generate greedily with and without your KV cache "
+        "and see the same tokens come out."
+    ),
+    "timing": N_(
+        "Measure how one head's time grows with the sequence length and fit the exponent on log-log axes, "
+        "measure peak memory, and time generation with and without a KV cache. "
+        "Run `attnlab timing` in this folder first: it writes `reports/timing.json` and the plots shown below."
+    ),
+    "predictions": N_(
+        "Before you run each step, write in `predictions.py` what you expect it to give (which key "
+        "a query favours, "
+        "an output shape, the weights of a single token, the first row of a causal mask, a "
+        "KV-cache size): every entry starts "
+        "as `None`, and a plain literal is all you write. The grader compares your predictions "
+        "with the values the reference "
+        "computes and shows a value only once you have answered it."
+    ),
 }
 
 QUESTIONS: tuple[Question, ...] = (
@@ -91,8 +118,10 @@ QUESTIONS: tuple[Question, ...] = (
         "causal_equivariance",
         "equivariance",
         2,
-        "Without any position signal, the causal mask alone makes the permutation gap large. "
-        "Explain why, to someone who has not read the chapter.",
+        N_(
+            "Without any position signal, the causal mask alone makes the permutation gap large. "
+            "Explain why, to someone who has not read the chapter."
+        ),
         "Each output slot averages over the keys it may see, and the mask lets slot s see only slots 0..s: "
         "the first slot sees one token, the last sees all of them. After a shuffle, a word that moves to another "
         "slot averages over a different set of tokens, so its output changes; the mask ties what a token sees to "
@@ -102,8 +131,10 @@ QUESTIONS: tuple[Question, ...] = (
         "resource_ran_out",
         "timing",
         2,
-        "What was the longest sequence your machine handled, and which resource ran out first there "
-        "(time, memory for the score matrix, something else)? Support it with your numbers or plots.",
+        N_(
+            "What was the longest sequence your machine handled, and which resource ran out first there "
+            "(time, memory for the score matrix, something else)? Support it with your numbers or plots."
+        ),
         "Full marks for a length and a resource backed by the student's report: typically memory, since the naive "
         "head keeps the n x n float32 score matrix (4 n^2 bytes, 64 MiB at n = 4096) and its peak is about three "
         "times that; on a GPU, device memory (max_memory_reserved) runs out before time becomes prohibitive.",
@@ -112,7 +143,7 @@ QUESTIONS: tuple[Question, ...] = (
         "cpu_slope",
         "timing",
         2,
-        "Why is the fitted slope of the naive head on a CPU not exactly 2?",
+        N_("Why is the fitted slope of the naive head on a CPU not exactly 2?"),
         "The arithmetic is quadratic, but at small n fixed costs (Python, dispatch, allocation) dominate and pull "
         "the slope below 2, while at large n the temporaries (64 MiB at n = 4096) miss the allocator's reuse cache, "
         "so every call page-faults on fresh memory, a cost that grows faster than the arithmetic: about 2.4 to 2.8 "
@@ -120,11 +151,11 @@ QUESTIONS: tuple[Question, ...] = (
     ),
 )
 
-HEADER = f"""# Lab 7: Transformers and attention
+HEADER = N_("""# Lab 7: Transformers and attention
 
 You write the lab in the Python files of this folder (`softmax.py`, `scaling.py`, ..., `timing.py`);
 this notebook grades them and holds your written answers. The handout,
-[`{tasks.HANDOUT}`]({tasks.HANDOUT}), explains every step.
+[`{handout}`]({handout}), explains every step.
 
 - Each **grade cell** runs the kit's grader on this folder in a separate, sandboxed process and
   prints what passed and what did not. Your code never runs inside this notebook's kernel, so
@@ -132,25 +163,39 @@ this notebook grades them and holds your written answers. The handout,
 - Before the deadline the cells run the **public** checks; when your instructor grades, the same
   cells also run hidden checks on fresh inputs.
 - Write your answers to the questions in the answer cells. You may add cells to experiment, but
-  code cells you add are **not run** when the notebook is graded."""
+  code cells you add are **not run** when the notebook is graded.""")
 
-PLOTS_CELL = """# Shows the plots that `attnlab timing` wrote into reports/ (nothing runs your code here).
+PLOTS_COMMENT = N_("Shows the plots that `attnlab timing` wrote into reports/ (nothing runs your code here).")
+PLOTS_CELL = """# {comment}
 from autograder.nbgrader_course.cells import show_timing_plots
 
 show_timing_plots()"""
+GRADE_COMMENT = N_(
+    'Grades step "{title}" ({points} points): the kit\'s grader runs on this folder\n'
+    "# in a separate, sandboxed process and prints its feedback; this cell's value is your score."
+)
+PUBLIC_COMMENT, PRIVATE_COMMENT = (
+    N_("the public checks"),
+    N_("the instructor's folder: hidden checks, reference, course secret"),
+)
+STEP_INTRO = N_("Write {functions} in `{module}.py`. Handout: [section {number}, {title}]({handout}).")
+QUESTION = N_("**Question ({points} points, graded by hand).** {prompt}")
+MODEL_ANSWER = N_("**Model answer (instructor).** {answer}")
 
 
 def grade_cell_source(step: tasks.Step, private: str) -> str:
-    """The code of a step's grade cell; ``private`` is the instructor's private folder."""
-    return f'''# Grades step "{step.title}" ({step.points:g} points): the kit's grader runs on this folder
-# in a separate, sandboxed process and prints its feedback; this cell's value is your score.
+    """The code of a step's grade cell (in the active language); ``private`` is the instructor's private folder."""
+    lang = i18n.language()
+    call = f'grade("{step.id}", private)' if lang == i18n.SOURCE else f'grade("{step.id}", private, lang="{lang}")'
+    comment = _(GRADE_COMMENT).format(title=_(step.title), points=f"{step.points:g}")
+    return f'''# {comment}
 from autograder.nbgrader_course.cells import grade
 
-private = None  # the public checks
+private = None  # {_(PUBLIC_COMMENT)}
 {HIDDEN_BEGIN}
-private = r"{private}"  # the instructor's folder: hidden checks, reference, course secret
+private = r"{private}"  # {_(PRIVATE_COMMENT)}
 {HIDDEN_END}
-grade("{step.id}", private)'''
+{call}'''
 
 
 def _locked(grade_id: str, *, points: float | None = None) -> dict:
@@ -183,22 +228,33 @@ def _answer(grade_id: str, points: float) -> dict:
 
 def _step_intro(number: int, step: tasks.Step) -> str:
     functions = ", ".join(f"`{name}`" for name in step.functions)
-    return (
-        f"## {number}. {step.title}\n\n{INTROS[step.id]}\n\n"
-        f"Write {functions} in `{step.module}.py`. Handout: [section {number}, {step.title}]({step.handout})."
+    title = _(step.title)
+    more = _(STEP_INTRO).format(
+        functions=functions,
+        module=step.module,
+        number=number,
+        title=title,
+        handout=tasks.handout_link(step, i18n.language()),
     )
+    return f"## {number}. {title}\n\n{_(INTROS[step.id])}\n\n{more}"
 
 
-def build(private: str = PRIVATE_PLACEHOLDER) -> nbformat.NotebookNode:
-    """The source notebook; the course writer passes its private folder as ``private``."""
+def build(private: str = PRIVATE_PLACEHOLDER, lang: str = i18n.SOURCE) -> nbformat.NotebookNode:
+    """The source notebook in language ``lang``; the course writer passes its private folder as ``private``."""
     if '"' in private or "\n" in private:
         raise ValueError(f"the private folder's path cannot hold quotes or newlines: {private!r}")
+    with i18n.using(lang):
+        return _build(private)
+
+
+def _build(private: str) -> nbformat.NotebookNode:
     md, code = nbformat.v4.new_markdown_cell, nbformat.v4.new_code_cell
-    cells = [md(HEADER, id="intro", metadata=_locked("intro"))]
+    cells = [md(_(HEADER).format(handout=tasks.handout_file(i18n.language())), id="intro", metadata=_locked("intro"))]
     for number, step in enumerate(tasks.STEPS, start=1):
         cells.append(md(_step_intro(number, step), id=f"{step.id}-intro", metadata=_locked(f"intro_{step.id}")))
         if step.id == "timing":
-            cells.append(code(PLOTS_CELL, id="timing-plots", metadata=_locked("timing_plots")))
+            plots = PLOTS_CELL.format(comment=_(PLOTS_COMMENT))
+            cells.append(code(plots, id="timing-plots", metadata=_locked("timing_plots")))
         grade_id = GRADE_ID.format(step=step.id)
         cells.append(
             code(
@@ -208,9 +264,9 @@ def build(private: str = PRIVATE_PLACEHOLDER) -> nbformat.NotebookNode:
             )
         )
         for question in (q for q in QUESTIONS if q.after == step.id):
-            prompt = f"**Question ({question.points:g} points, graded by hand).** {question.prompt}"
+            prompt = _(QUESTION).format(points=f"{question.points:g}", prompt=_(question.prompt))
             cells.append(md(prompt, id=f"{question.id}-question", metadata=_locked(f"question_{question.id}")))
-            answer = f"**Model answer (instructor).** {question.model_answer}"
+            answer = _(MODEL_ANSWER).format(answer=question.model_answer)
             cells.append(
                 md(
                     answer,

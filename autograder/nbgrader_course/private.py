@@ -23,13 +23,15 @@ class PrivateFolderError(RuntimeError):
 
 @dataclass(frozen=True)
 class Settings:
-    """What ``settings.json`` holds: the grading deadline and the sandbox limits (by :class:`Limits` field name)."""
+    """What ``settings.json`` holds: the grading deadline, the sandbox limits (by field), the language."""
 
     deadline_s: float = DEFAULT_DEADLINE_S
     limits: dict[str, Any] = field(default_factory=dict)
+    language: str = "en"  # the language of the notebook and of every feedback (a code of autograder.i18n)
 
     def to_json(self) -> str:
-        return json.dumps({"deadline_s": self.deadline_s, "limits": self.limits}, indent=2) + "\n"
+        data = {"deadline_s": self.deadline_s, "limits": self.limits, "language": self.language}
+        return json.dumps(data, indent=2) + "\n"
 
 
 @dataclass(frozen=True)
@@ -59,7 +61,9 @@ class Private:
         try:
             data = json.loads(self.settings_file.read_text(encoding="utf-8"))
             return Settings(
-                deadline_s=float(data.get("deadline_s", DEFAULT_DEADLINE_S)), limits=dict(data.get("limits", {}))
+                deadline_s=float(data.get("deadline_s", DEFAULT_DEADLINE_S)),
+                limits=dict(data.get("limits", {})),
+                language=str(data.get("language", "en")),
             )
         except (OSError, ValueError, TypeError, AttributeError) as error:
             raise PrivateFolderError(f"{self.settings_file}: {error}") from None

@@ -18,7 +18,7 @@ import sys
 from dataclasses import fields
 from pathlib import Path
 
-from autograder import engine
+from autograder import engine, i18n
 from autograder.nbgrader_course.private import SETTINGS, Private, PrivateFolderError
 from autograder.report import render
 from autograder.sandbox.client import Limits
@@ -53,11 +53,22 @@ def options_for(request: dict) -> engine.GradeOptions:
     )
 
 
+def language_for(request: dict) -> str:
+    """The feedback's language: the request's (the grade cell's ``lang``), else the course's, else the default."""
+    if request.get("lang"):
+        return i18n.choose_or_source(request["lang"])
+    if request.get("private") is not None:
+        return i18n.choose_or_source(Private(Path(request["private"])).settings().language)
+    return i18n.choose_or_source()
+
+
 def main(request_json: str) -> int:
     try:
-        report = engine.grade(options_for(json.loads(request_json)))
+        request = json.loads(request_json)
+        i18n.activate(language_for(request))
+        report = engine.grade(options_for(request))
     except (engine.GradingError, PrivateFolderError, OSError, ValueError, KeyError) as error:
         print(f"{type(error).__name__}: {error}", file=sys.stderr)
         return EXIT_INTERNAL
-    print(render.gradescope_json(report))
+    print(render.gradescope_json(report, evidence=True))
     return 0

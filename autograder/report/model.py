@@ -4,7 +4,32 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from autograder.evidence import Evidence
 from autograder.tasks import Step
+
+
+@dataclass(frozen=True)
+class CallFailure:
+    """Why a check's call into student code produced no value, in plain fields for renderers.
+
+    ``kind`` names the outcome (``"raised"``, ``"timed_out"``, ...), ``function``
+    the function called; for a raised exception, its type and its classes' names
+    (``exception_mro``), so renderers can tell a ``NotImplementedError`` apart
+    without reading a message.
+    """
+
+    kind: str
+    function: str
+    exception_type: str | None = None
+    exception_mro: tuple[str, ...] = ()
+
+    def raised_as(self, name: str) -> bool:
+        return self.kind == "raised" and name in (self.exception_type, *self.exception_mro)
+
+    @property
+    def not_implemented(self) -> bool:
+        """The function is still a stub: it raised ``NotImplementedError``."""
+        return self.raised_as("NotImplementedError")
 
 
 @dataclass(frozen=True)
@@ -20,6 +45,14 @@ class CheckResult:
     message: str = ""  # empty when passed
     mistake: str | None = None  # recognised mistake id
     internal_error: bool = False  # the grader itself broke (never the student's fault)
+    call_failure: CallFailure | None = None  # the call produced no value: how it ended
+    not_started: str = ""  # the grader's few words when the work is not there yet (no report, no answer)
+    evidence: Evidence | None = None  # the arrays of a failed array check (or a passed check's exhibit)
+
+    @property
+    def id(self) -> str:
+        """The check's stable id, the same in every language: ``step/test_name[param]``."""
+        return f"{self.step}/{self.name}"
 
     @property
     def earned(self) -> float:

@@ -3,52 +3,38 @@
 from __future__ import annotations
 
 import json
-import textwrap
 
+from autograder.i18n import N_, _
+from autograder.report import render_terminal
 from autograder.report.model import GradeReport
 
-WIDTH = 100
+PASSED = N_("Passed.")
 
 
-def _points(value: float) -> str:
-    return f"{value:g}"
+def table(report: GradeReport, detail: str = render_terminal.NORMAL) -> str:
+    """The terminal rendering (see :mod:`autograder.report.render_terminal`)."""
+    return render_terminal.text(report, detail)
 
 
-def table(report: GradeReport) -> str:
-    """The per-step table with failed checks and their messages, then the total."""
-    lines = [f"Grading {report.submission}" + (" (public checks only)" if report.public_only else "")]
-    if report.seed is not None:
-        lines.append(f"Hidden inputs seed: {report.seed}")
-    lines.append("")
-    lines.append(f"{'step':<34}{'earned':>8}{'points':>8}  checks")
-    lines.append("-" * 62)
-    for result in report.steps:
-        passed = len(result.checks) - len(result.failed)
-        lines.append(
-            f"{result.step.title:<34}{_points(result.earned):>8}{_points(result.possible):>8}  "
-            f"{passed}/{len(result.checks)} passed"
-        )
-        for check in result.failed:
-            head = f"  - {check.title} [{_points(check.points)} pt]"
-            lines.append(head)
-            lines.extend(textwrap.wrap(check.message, WIDTH, initial_indent="      ", subsequent_indent="      "))
-    lines.append("-" * 62)
-    lines.append(f"{'Total':<34}{_points(report.earned):>8}{_points(report.possible):>8}")
-    lines.extend(f"Note: {note}" for note in report.notes)
-    return "\n".join(lines)
+def gradescope(report: GradeReport, *, evidence: bool = False) -> dict:
+    """Gradescope's results.json: score, tests (name, score, max_score, output, visibility).
 
-
-def gradescope(report: GradeReport) -> dict:
-    """Gradescope's results.json: score, tests (name, score, max_score, output, visibility)."""
+    A test's ``name`` is the check's stable id (``step/test_name[param]``), the
+    same in every language; its title, in the report's language, opens its
+    ``output`` and is in its ``extra_data``. ``evidence`` adds each check's
+    arrays for pictures (:meth:`Evidence.to_dict`; the notebook's grade cells draw them).
+    """
     tests = [
         {
-            "name": f"{result.step.title}: {check.title}",
+            "name": check.id,  # the same in every language: gradebooks key on it
             "number": f"{index}.{number}",
             "score": check.earned,
             "max_score": check.points,
-            "output": check.message or "Passed.",
+            "output": f"{_(result.step.title)}: {check.title}\n{check.message or _(PASSED)}",
             "visibility": "after_published" if check.hidden else "visible",
             "tags": [result.step.id] + ([check.mistake] if check.mistake else []),
+            "extra_data": {"title": check.title}
+            | ({"evidence": check.evidence.to_dict()} if evidence and check.evidence else {}),
         }
         for index, result in enumerate(report.steps, start=1)
         for number, check in enumerate(result.checks, start=1)
@@ -62,5 +48,5 @@ def gradescope(report: GradeReport) -> dict:
     }
 
 
-def gradescope_json(report: GradeReport) -> str:
-    return json.dumps(gradescope(report), indent=2, ensure_ascii=False)
+def gradescope_json(report: GradeReport, *, evidence: bool = False) -> str:
+    return json.dumps(gradescope(report, evidence=evidence), indent=2, ensure_ascii=False)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from autograder.i18n import N_, _
 from autograder.timing.calibration import GPU_NOT_CALIBRATED, windows_for
 from autograder.timing.report import Attention, Decoding, TimingReport
 
@@ -104,6 +105,25 @@ def review_flags(report: TimingReport) -> list[str]:
     return flags
 
 
+DEVICE_LINE = N_(
+    "device: {device} ({name}), torch {torch}, {dtype}, {threads} thread(s), SDPA backend {backend}; {sweep} sweep"
+)
+ATTENTION_LINE = N_(
+    "attention, slope of log t on log n over n = {low}..{high}: naive {naive}, SDPA {sdpa}, causal naive {causal}; "
+    "naive/SDPA at n = {n}: {ratio}x"
+)
+DECODING_LINE = N_(
+    "decoding {tokens} tokens: per-token slope {without} without cache, {with_cache} with; speed-up at token "
+    "{tokens}: {last}x, total {total}x; tokens identical: {same}"
+)
+MEMORY_LINE = N_(
+    "peak memory at n = {n}: naive {naive} MiB, SDPA {sdpa} MiB (one float32 score matrix: {score} MiB); measured "
+    "with {method}"
+)
+YES, NO = N_("yes"), N_("NO")
+NOTE_LINE, REVIEW_LINE = N_("note: {note}"), N_("review: {flag}")
+
+
 def summary(report: TimingReport) -> list[str]:
     """A few lines that say what the report found (printed by ``attnlab timing`` and the GPU bench)."""
     env, attention, decoding, memory = report.environment, report.attention, report.decoding, report.memory
@@ -112,22 +132,41 @@ def summary(report: TimingReport) -> list[str]:
     same = decoding.without_cache.tokens == decoding.with_cache.tokens
     big = int(np.argmax(memory.ns))
     lines = [
-        f"device: {env.device} ({env.device_name}), torch {env.torch}, {env.dtype}, {env.threads} "
-        f"thread(s), SDPA backend {env.sdpa_backend}; {report.sweep} sweep",
-        f"attention, slope of log t on log n over n = {attention.fit[0]}..{attention.fit[1]}: naive "
-        f"{series['naive'].slope:.2f}, "
-        f"SDPA {series['sdpa'].slope:.2f}, causal naive {series['causal_naive'].slope:.2f}; "
-        f"naive/SDPA at n = {last_n}: {naive_over_sdpa(attention)[-1]:.1f}x",
-        f"decoding {decoding.n_tokens} tokens: per-token slope {decoding.without_cache.slope:.2f} "
-        f"without cache, {decoding.with_cache.slope:.2f} with; "
-        f"speed-up at token {decoding.n_tokens}: {decoding.speedup_last:.1f}x, total "
-        f"{decoding.speedup_total:.1f}x; tokens identical: {'yes' if same else 'NO'}",
-        f"peak memory at n = {int(memory.ns[big])}: naive "
-        f"{memory.allocated['naive'][big] / MiB:.1f} MiB, SDPA "
-        f"{memory.allocated['sdpa'][big] / MiB:.1f} MiB "
-        f"(one float32 score matrix: {memory.score_bytes[big] / MiB:.1f} MiB); measured with {memory.method}",
+        _(DEVICE_LINE).format(
+            device=env.device,
+            name=env.device_name,
+            torch=env.torch,
+            dtype=env.dtype,
+            threads=env.threads,
+            backend=env.sdpa_backend,
+            sweep=report.sweep,
+        ),
+        _(ATTENTION_LINE).format(
+            low=attention.fit[0],
+            high=attention.fit[1],
+            naive=f"{series['naive'].slope:.2f}",
+            sdpa=f"{series['sdpa'].slope:.2f}",
+            causal=f"{series['causal_naive'].slope:.2f}",
+            n=last_n,
+            ratio=f"{naive_over_sdpa(attention)[-1]:.1f}",
+        ),
+        _(DECODING_LINE).format(
+            tokens=decoding.n_tokens,
+            without=f"{decoding.without_cache.slope:.2f}",
+            with_cache=f"{decoding.with_cache.slope:.2f}",
+            last=f"{decoding.speedup_last:.1f}",
+            total=f"{decoding.speedup_total:.1f}",
+            same=_(YES) if same else _(NO),
+        ),
+        _(MEMORY_LINE).format(
+            n=int(memory.ns[big]),
+            naive=f"{memory.allocated['naive'][big] / MiB:.1f}",
+            sdpa=f"{memory.allocated['sdpa'][big] / MiB:.1f}",
+            score=f"{memory.score_bytes[big] / MiB:.1f}",
+            method=memory.method,
+        ),
     ]
     if not windows_for(env.device).calibrated:
-        lines.append(f"note: {GPU_NOT_CALIBRATED}")
-    lines.extend(f"review: {flag}" for flag in review_flags(report))
+        lines.append(_(NOTE_LINE).format(note=_(GPU_NOT_CALIBRATED)))
+    lines.extend(_(REVIEW_LINE).format(flag=flag) for flag in review_flags(report))
     return lines

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from autograder.i18n import N_
+
 Range = tuple[float, float]
 
 
@@ -107,7 +109,7 @@ SLOPE_TOLERANCE = 0.02  # a reported slope must equal the least-squares fit of t
 REMEASURE_FACTOR = 4.0  # the grader's re-measurement must agree with the report within this factor
 REMEASURE_REPEATS = 3
 REMEASURE_TOKENS = 64
-GPU_NOT_CALIBRATED = (
+GPU_NOT_CALIBRATED = N_(
     "GPU windows are not calibrated yet, so this CUDA report is graded on consistency and trends only "
     "(a GPU at d = 64 is launch-bound: its times hardly grow until n is large, so its slopes stay low)"
 )

@@ -1,0 +1,39 @@
+"""``attnlab i18n``: update the message catalogs from the sources and compile them (Babel)."""
+
+from __future__ import annotations
+
+import argparse
+
+from autograder.cli.common import EXIT_OK, INSTRUCTOR
+from autograder.kit import Kit
+
+NAME, AUDIENCE = "i18n", INSTRUCTOR
+HELP = "extract the kit's messages, merge them into each language's .po and compile the .mo (Babel)"
+EXIT_STALE = 1
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="only report a stale template or .mo, and untranslated, fuzzy or mismatched entries (exit 1)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Carry out ``attnlab i18n`` with parsed ``args``; the exit status."""
+    from autograder.i18n import catalogs
+
+    root = Kit.source_tree().root
+    if args.check:
+        problems = [f"stale: {name}" for name in catalogs.stale(root)]
+        problems += [str(p) for lang in catalogs.translated_languages() for p in catalogs.problems(root, lang)]
+        for line in problems:
+            print(line)
+        return EXIT_STALE if problems else EXIT_OK
+    for path in catalogs.refresh(root):
+        print(f"wrote {path.relative_to(root)}")
+    left = [p for lang in catalogs.translated_languages() for p in catalogs.problems(root, lang)]
+    for problem in left:
+        print(f"to translate: {problem}")
+    return EXIT_OK

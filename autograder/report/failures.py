@@ -1,0 +1,78 @@
+"""What failed, grouped the way a student reads it; every renderer (terminal, HTML, notebook) shows these groups.
+
+Within a step, the checks whose call raised ``NotImplementedError`` become one
+line naming the functions still to write (read from
+:attr:`CheckResult.call_failure`, never from a message), and the checks a
+grader marked :attr:`CheckResult.not_started` (no report yet, no answer yet)
+one line with the grader's words. The other failed checks are grouped by
+cause: the same recognised mistake, or the very same message, is one entry
+with the number of checks it cost.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from autograder.report.model import CheckResult, StepResult
+
+
+@dataclass(frozen=True)
+class Failure:
+    """One entry of a step's failures: the first check of a group, and how many checks the group holds."""
+
+    check: CheckResult
+    count: int  # checks with this cause (1 when it is the only one)
+    points: float  # the points they cost together
+
+
+@dataclass(frozen=True)
+class StepFailures:
+    """A step's failures: the functions not written yet, then the other failures by cause."""
+
+    result: StepResult
+    not_implemented: tuple[str, ...]  # functions that raised NotImplementedError, in the order met
+    failures: tuple[Failure, ...]
+    not_started: tuple[str, ...] = ()  # the graders' words for work not there yet, each once
+
+    @property
+    def empty(self) -> bool:
+        return not self.not_implemented and not self.failures and not self.not_started
+
+    @property
+    def to_start(self) -> bool:
+        """Whether some of the step is not written yet (functions or other work)."""
+        return bool(self.not_implemented or self.not_started)
+
+
+def is_to_start(check: CheckResult) -> bool:
+    """Whether a failed check failed only because the work is not there yet."""
+    return bool(check.not_started) or (check.call_failure is not None and check.call_failure.not_implemented)
+
+
+def _cause(check: CheckResult) -> tuple[str, str]:
+    return ("mistake", check.mistake) if check.mistake else ("message", check.message)
+
+
+def of_step(result: StepResult) -> StepFailures:
+    """Group the failed checks of one step."""
+    functions: list[str] = []
+    waiting: list[str] = []
+    groups: dict[tuple[str, str], list[CheckResult]] = {}
+    for check in result.failed:
+        failure = check.call_failure
+        if failure is not None and failure.not_implemented:
+            if failure.function not in functions:
+                functions.append(failure.function)
+        elif check.not_started:
+            if check.not_started not in waiting:
+                waiting.append(check.not_started)
+        else:
+            groups.setdefault(_cause(check), []).append(check)
+    entries = tuple(Failure(group[0], len(group), sum(c.points for c in group)) for group in groups.values())
+    return StepFailures(result, tuple(functions), entries, tuple(waiting))
+
+
+def of_report(steps: tuple[StepResult, ...]) -> tuple[StepFailures, ...]:
+    """The failures of every step that has some, in step order."""
+    grouped = (of_step(result) for result in steps)
+    return tuple(group for group in grouped if not group.empty)

@@ -1,0 +1,171 @@
+"""The HTML report (``attnlab grade --html``): one self-contained page, its pictures inline.
+
+The page holds the per-step table, then every failed check of every step with
+its message, and for each failed check whose value is a matrix the heatmaps of
+:mod:`autograder.report.render_figures` (expected, yours, difference). When an
+attention step was graded it also shows the student's attention weights on the
+worked example beside the chapter's. Text from student code is HTML-escaped
+here (it was control-character escaped where it entered the grader).
+"""
+
+from __future__ import annotations
+
+import html
+
+import numpy as np
+
+from autograder import chapter, htmlpage, messages
+from autograder.evidence import WORKED_EXAMPLE, Evidence
+from autograder.i18n import N_, _, language
+from autograder.report import failures, render_figures, render_terminal
+from autograder.report.model import CheckResult, GradeReport, StepResult
+
+ATTENTION_STEPS = ("softmax", "scaling", "mask")  # steps whose answer includes attention weights
+TITLE = N_("Lab 7 feedback: {submission}")
+FAILED_HEADING = N_("Failed checks, step by step")
+NONE_FAILED = N_("Every check passed.")
+WORKED_HEADING = N_("Your attention weights on the worked example")
+WORKED_TEXT = N_(
+    "The chapter's sentence kedi sütü içti: each row is a query token, each column a key token, and each "
+    "row of weights sums to 1."
+)
+NO_WEIGHTS = N_("No weights came back from your code on the worked example yet, so only the chapter's are shown.")
+QUERY, KEY = N_("query position"), N_("key position")
+CHECKS_COST = N_("Checks it costs: {titles}")
+PICTURE = N_("Heatmaps of expected, yours and their difference for {call}")
+
+STYLE = """
+body { font-family: "DejaVu Sans", Arial, sans-serif; line-height: 1.45; color: #1d1d1d; max-width: 62rem;
+       margin: 1.5rem auto; padding: 0 1rem; }
+table { border-collapse: collapse; margin: .8rem 0; }
+th, td { border: 1px solid #d0d0d0; padding: .2rem .6rem; text-align: right; }
+th:first-child, td:first-child { text-align: left; }
+tr.full td { background: #eef6ee; } tr.zero td { background: #fbeeee; } tfoot td { font-weight: bold; }
+.check { border-left: 4px solid #c0392b; padding: .1rem .8rem; margin: .8rem 0; }
+.check.todo { border-color: #d4a017; }
+.message { white-space: pre-wrap; font-size: .95em; }
+img { max-width: 100%; height: auto; display: block; margin: .4rem 0; }
+code { font-family: "DejaVu Sans Mono", monospace; font-size: .9em; }
+"""
+
+
+def _e(text: object) -> str:
+    return html.escape(str(text))
+
+
+def _points(value: float) -> str:
+    return f"{value:g}"
+
+
+def table(report: GradeReport) -> str:
+    """The per-step table as HTML."""
+    names = [_(h) for h in render_terminal.HEADINGS]
+    rows = []
+    for result in report.steps:
+        passed = len(result.checks) - len(result.failed)
+        kind = "full" if not result.failed else "zero" if result.earned == 0 else ""
+        rows.append(
+            f'<tr class="{kind}"><td><a href="#step-{result.step.id}">{_e(_(result.step.title))}</a></td>'
+            f"<td>{_points(result.earned)}</td><td>{_points(result.possible)}</td>"
+            f"<td>{passed}/{len(result.checks)}</td></tr>"
+        )
+    passed = sum(len(r.checks) - len(r.failed) for r in report.steps)
+    count = sum(len(r.checks) for r in report.steps)
+    return (
+        "<table><thead><tr>" + "".join(f"<th>{_e(n)}</th>" for n in names) + "</tr></thead><tbody>"
+        + "".join(rows) + "</tbody>"
+        f"<tfoot><tr><td>{_e(_(render_terminal.TOTAL))}</td><td>{_points(report.earned)}</td>"
+        f"<td>{_points(report.possible)}</td><td>{passed}/{count}</td></tr></tfoot></table>"
+    )  # fmt: skip
+
+
+def pictures(evidence: Evidence | None) -> str:
+    """The heatmaps of one check's evidence as an inline image, or nothing when there is none."""
+    if evidence is None or evidence.passed or evidence.expected.ndim == 0:
+        return ""
+    alt = _(PICTURE).format(call=evidence.call)
+    return f'<img class="heatmaps" alt="{_e(alt)}" src="{render_figures.data_uri(render_figures.heatmaps(evidence))}">'
+
+
+def _check(check: CheckResult) -> str:
+    head = f"{_e(check.title)} [{_e(render_terminal.worth(check.points))}]"
+    return (
+        f'<div class="check"><p><b>{head}</b></p><p class="message">{_e(check.message)}</p>'
+        f"{pictures(check.evidence)}</div>"
+    )
+
+
+def step_failures(result: StepResult) -> str:
+    """One step's failures: the functions not written yet, then every other failed check with its pictures."""
+    group = failures.of_step(result)
+    todo = [c for c in result.failed if failures.is_to_start(c)]
+    heads = [messages.not_implemented(result.step, list(group.not_implemented))] * bool(group.not_implemented)
+    heads += list(group.not_started)
+    parts = []
+    if todo:
+        parts.append(
+            f'<div class="check todo">{"".join(f"<p><b>{_e(head)}</b></p>" for head in heads)}'
+            f"<p>{_e(_(CHECKS_COST).format(titles='; '.join(c.title for c in todo)))}</p></div>"
+        )
+    parts += [_check(c) for c in result.failed if not failures.is_to_start(c)]
+    return "\n".join(parts)
+
+
+def worked_example_weights(report: GradeReport) -> np.ndarray | None:
+    """The student's attention weights on the worked example, if a check recorded them.
+
+    A check that exhibits them (:data:`WORKED_EXAMPLE`) says so; otherwise a failed
+    check whose expected value is the chapter's weight matrix of the worked example
+    holds the student's weights for exactly those scores.
+    """
+    chapter_weights = np.asarray(chapter.value("T72-A"), dtype=float)
+    found = [c.evidence for r in report.steps for c in r.checks if c.evidence is not None]
+    for evidence in found:
+        if evidence.exhibit == WORKED_EXAMPLE:
+            return evidence.got
+    for evidence in found:
+        if evidence.expected.shape == chapter_weights.shape and np.allclose(evidence.expected, chapter_weights):
+            return evidence.got
+    return None
+
+
+def _worked_example(report: GradeReport) -> str:
+    if not any(r.step.id in ATTENTION_STEPS for r in report.steps):
+        return ""
+    chapter_weights = chapter.value("T72-A")
+    yours = worked_example_weights(report)
+    exhibits = [yours] if yours is not None else []
+    png = render_figures.weights_side_by_side(chapter_weights, yours, chapter.tokens(), (_(QUERY), _(KEY)))
+    note = "" if exhibits else f"<p>{_e(_(NO_WEIGHTS))}</p>"
+    return (
+        f'<h2 id="worked-example">{_e(_(WORKED_HEADING))}</h2><p>{_e(_(WORKED_TEXT))}</p>{note}'
+        f'<img class="worked" alt="{_e(_(WORKED_HEADING))}" src="{render_figures.data_uri(png)}">'
+    )
+
+
+def body(report: GradeReport) -> str:
+    """The page's content (no ``<html>`` around it): also what the notebook feedback embeds."""
+    head = _(render_terminal.GRADING).format(submission=report.submission)
+    if report.public_only:
+        head += _(render_terminal.PUBLIC_ONLY)
+    parts = [f"<h1>{_e(head)}</h1>"]
+    if report.seed is not None:
+        parts.append(f"<p>{_e(_(render_terminal.SEED).format(seed=report.seed))}</p>")
+    parts.append(table(report))
+    parts += [f"<p>{_e(_(render_terminal.NOTE).format(note=note))}</p>" for note in report.notes]
+    parts.append(_worked_example(report))
+    failed = [r for r in report.steps if r.failed]
+    parts.append(f"<h2>{_e(_(FAILED_HEADING) if failed else _(NONE_FAILED))}</h2>")
+    for result in failed:
+        parts.append(
+            f'<h3 id="step-{result.step.id}">{_e(_(result.step.title))} '
+            f"({_points(result.earned)}/{_points(result.possible)})</h3>"
+        )
+        parts.append(step_failures(result))
+    return "\n".join(p for p in parts if p)
+
+
+def page(report: GradeReport) -> str:
+    """The whole self-contained page."""
+    title = _(TITLE).format(submission=report.submission)
+    return htmlpage.page(body(report), title=title, style=STYLE, lang=language())

@@ -1,0 +1,61 @@
+"""The nbgrader course in another language: the notebook's texts, the grade cells' feedback and their pictures."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+pytest.importorskip("nbformat")
+
+from autograder import i18n, tasks
+from autograder.evidence import Evidence
+from autograder.nbgrader_course import cells, notebook, run
+from autograder.nbgrader_course.private import Private, Settings
+
+
+def failed_test(evidence: Evidence | None) -> dict:
+    extra = {"title": "Çözümlü örnek"} | ({"evidence": evidence.to_dict()} if evidence else {})
+    return {"name": "softmax/test_worked_example", "score": 0.0, "max_score": 2.0, "output": "beklenen ...",
+            "visibility": "visible", "tags": ["softmax"], "extra_data": extra}  # fmt: skip
+
+
+def test_the_turkish_notebook_speaks_turkish_and_its_cells_ask_for_turkish_feedback() -> None:
+    book = notebook.build(lang="tr")
+    assert book.cells[0].source.startswith("# Laboratuvar 7: Transformer’lar ve attention")
+    assert "handouts/lab07_attention.tr.md" in book.cells[0].source
+    grade = next(c for c in book.cells if c.cell_type == "code" and 'grade("softmax"' in c.source)
+    assert 'grade("softmax", private, lang="tr")' in grade.source and "Softmax" in grade.source
+    assert notebook.steps_of(book) == list(tasks.BY_ID)
+
+
+def test_the_english_notebook_is_the_committed_one() -> None:
+    assert notebook.text(notebook.build()) == notebook.REPO_PATH.read_text(encoding="utf-8")
+
+
+def test_feedback_lines_in_turkish() -> None:
+    with i18n.using("tr"):
+        text = cells._feedback(tasks.step("softmax"), [failed_test(None)], 0.0, "", public_only=True)
+    assert text.startswith("Softmax: 7 puandan 0 (açık kontroller)")
+    assert "KALDI  Çözümlü örnek" in text and "Föy: handouts/lab07_attention.tr.md#softmax" in text
+
+
+def test_a_failed_matrix_check_shows_its_heatmaps(monkeypatch: pytest.MonkeyPatch) -> None:
+    import IPython.display
+
+    shown: list[object] = []
+    monkeypatch.setattr(IPython.display, "display", lambda item: shown.append(item))
+    evidence = Evidence("softmax(x)", np.eye(3), np.full((3, 3), 1 / 3))
+    cells._show_pictures([failed_test(evidence), failed_test(None)])
+    assert len(shown) == 1
+    assert 'src="data:image/png;base64,' in shown[0].data and "Çözümlü örnek" in shown[0].data
+
+
+def test_the_grader_process_takes_the_course_language(tmp_path) -> None:
+    private = Private(tmp_path)
+    private.settings_file.write_text(Settings(language="tr").to_json(), encoding="utf-8")
+    assert private.settings().language == "tr"
+    assert run.language_for({"private": str(tmp_path)}) == "tr"
+    assert run.language_for({"private": str(tmp_path), "lang": "en"}) == "en"
+    assert json.loads(Settings().to_json())["language"] == "en"
