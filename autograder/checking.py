@@ -18,8 +18,9 @@ import numpy as np
 from autograder import cases, diagnose, messages
 from autograder.diagnose.catalog import MISTAKES
 from autograder.evidence import RECORDER, Evidence, keepable
-from autograder.i18n import _
-from autograder.sandbox.client import Sandbox, StudentCallError
+from autograder.i18n import N_, _
+from autograder.sandbox import outcome as outcomes
+from autograder.sandbox.client import Sandbox
 from autograder.sandbox.protocol import Unsupported
 from autograder.tasks import Step
 
@@ -27,16 +28,31 @@ from autograder.tasks import Step
 RTOL, ATOL = 1e-4, 1e-6
 # Rounding noise of float32 arithmetic on values of size 1 (64 ulps: a few dozen operations deep).
 FLOAT32_NOISE = 64 * float(np.finfo(np.float32).eps)
+IT = N_("it")  # the subject of a probe's outcome ("it did not return within 10 s")
+NAMING_THE_PROBLEM = N_("{error} naming the problem ({problem})")
+NO_ERROR = N_("no error (it returned {value})")
+UNNAMED_PROBLEM = N_("{error}, a message that does not name the problem")
 
 
 class CheckFailed(AssertionError):
-    """A check that did not hold; ``mistake`` is the recognised mistake's id, if any."""
+    """A check that did not hold; ``mistake`` is the recognised mistake's id, if any.
+
+    When the check failed because a call produced no value, ``outcome`` says how
+    the call ended and ``function`` names it (``module.name``).
+    """
 
     def __init__(
-        self, message: str, mistake: str | None = None, evidence: Evidence | None = None, not_started: str = ""
+        self,
+        message: str,
+        mistake: str | None = None,
+        evidence: Evidence | None = None,
+        not_started: str = "",
+        outcome: outcomes.Failure | None = None,
+        function: str | None = None,
     ) -> None:
         super().__init__(message)
         self.message, self.mistake, self.evidence, self.not_started = message, mistake, evidence, not_started
+        self.outcome, self.function = outcome, function
 
 
 @dataclass
@@ -60,6 +76,13 @@ class Got:
         text = MISTAKES[mistake_id].text if mistake_id else None
         message = messages.failure(self.step, self.call, expected, got, text)
         raise CheckFailed(message, mistake_id, evidence, _(not_started) if not_started else "")
+
+    def no_result(
+        self, outcome: outcomes.Failure, function: str, called: str, expected: str = messages.A_RESULT
+    ) -> NoReturn:
+        """Fail because the call ``called`` (``module.name``, shown as ``function``) ended in ``outcome``."""
+        got = messages.no_result(outcome, function, self.step, called)
+        raise CheckFailed(messages.failure(self.step, self.call, expected, got), outcome=outcome, function=called)
 
     def with_value(self, value: Any) -> Got:
         """The same call with a value derived from it (e.g. the unmasked entries)."""
@@ -139,19 +162,17 @@ class Lab:
         ``"softmax(x) with the worked example's scaled scores"``.
         """
         module, name = self._split(function)
-        try:
-            value = self.sandbox.call(module, name, *args, **kwargs)
-        except StudentCallError as error:
-            Got(self.step, text, None, error.output).fail("a result", f"no result: {name} {error.reason}")
-        return Got(self.step, text, value)
+        outcome = self.sandbox.run_call(module, name, *args, **kwargs)
+        if not isinstance(outcome, outcomes.Returned):
+            Got(self.step, text, None).no_result(outcome, name, f"{module}.{name}")
+        return Got(self.step, text, outcome.value, outcome.output)
 
     def probe(self, name: str, *args: Any, text: str, module: str | None = None) -> Got:
         """Run the child-side probe ``name`` (see :mod:`autograder.sandbox.probes`)."""
-        try:
-            value = self.sandbox.probe(name, module or self.step.module, *args)
-        except StudentCallError as error:
-            Got(self.step, text, None, error.output).fail("a result", f"no result: it {error.reason}")
-        return Got(self.step, text, value)
+        outcome = self.sandbox.run_probe(name, module or self.step.module, *args)
+        if not isinstance(outcome, outcomes.Returned):
+            Got(self.step, text, None).no_result(outcome, _(IT), f"probe.{name}")
+        return Got(self.step, text, outcome.value, outcome.output)
 
     def raises(
         self,
@@ -163,27 +184,20 @@ class Lab:
         problem: str,
         **kwargs: Any,
     ) -> None:
-        """Expect ``function(*args)`` to raise ``error`` with a message naming ``problem``.
+        """Expect ``function(*args)`` to raise ``error`` (or a subclass of it) with a message naming ``problem``.
 
         The message must contain one of ``keywords`` (case-insensitive).
         """
         module, name = self._split(function)
-        expected = f"{error} naming the problem ({problem})"
-        got_text = None
-        try:
-            value = self.sandbox.call(module, name, *args, **kwargs)
-            got_text = f"no error (it returned {describe(value)})"
-        except StudentCallError as failure:
-            reason = failure.reason
-            raised = reason.removeprefix("raised ")
-            if not reason.startswith("raised ") or (
-                not raised.startswith(f"{error}:") and raised.split(" (")[0] != error
-            ):
-                got_text = f"no {error}: {name} {reason}"
-            elif not any(k.lower() in raised.lower() for k in keywords):
-                got_text = f"{raised}, a message that does not name the problem"
-        if got_text is not None:
-            Got(self.step, text, None).fail(expected, got_text)
+        expected = _(NAMING_THE_PROBLEM).format(error=error, problem=_(problem))
+        got = Got(self.step, text, None)
+        outcome = self.sandbox.run_call(module, name, *args, **kwargs)
+        if isinstance(outcome, outcomes.Returned):
+            got.fail(expected, _(NO_ERROR).format(value=describe(outcome.value)))
+        if not isinstance(outcome, outcomes.Raised) or not outcome.raised_as(error):
+            got.no_result(outcome, name, f"{module}.{name}", expected)
+        if not any(k.lower() in outcome.message.lower() for k in keywords):
+            got.fail(expected, _(UNNAMED_PROBLEM).format(error=f"{outcome.type_name}: {outcome.message}"))
 
 
 def expect_close(

@@ -31,14 +31,22 @@ from autograder.checklist import MARKERS, points_of, step_of, title_of
 from autograder.evidence import RECORDER
 from autograder.i18n import N_, _
 from autograder.reference import Reference
-from autograder.report.model import CheckResult, GradeReport, StepResult
-from autograder.sandbox import zygote
-from autograder.sandbox.client import Limits, Sandbox
+from autograder.report.model import CallFailure, CheckResult, GradeReport, StepResult
+from autograder.sandbox import outcome as outcomes
+from autograder.sandbox.client import Hangs, IsolationRefused, Level, Limits, Sandbox, prestart
+from autograder.sandbox.isolation import choose, readable_by_others
+from autograder.sourceonly import source_only
+
+__all__ = ["GradeOptions", "GradingError", "IsolationRefused", "grade", "seed_for", "with_note"]
 
 PUBLIC_GRADERS = Path(__file__).parent / "graders" / tasks.LAB
 DEFAULT_SECRET = "attnlab-default-secret"
 NOTE_DEFAULT_SECRET = N_("hidden inputs use the kit's default secret: set ATTNLAB_SECRET or --secret-file")
 NOTE_NO_HIDDEN = N_("no hidden graders were found, so only the public checks ran")
+NOTE_READABLE = N_(
+    "{path} is readable by every user, so student code (isolation: user) could read it; "
+    "make it private (chmod -R o-rwx) or grade where bubblewrap works"
+)
 INTERNAL = N_("The grader itself failed on this check ({error}); this is not your mistake, tell your instructor.")
 
 
@@ -57,6 +65,7 @@ class GradeOptions:
     public_only: bool = False
     steps: tuple[str, ...] | None = None
     limits: Limits = field(default_factory=Limits)
+    isolation: str | None = None  # the weakest isolation layer grading may use ("namespaces", "user", "hook")
 
 
 def seed_for(secret: str, identity: str) -> int:
@@ -67,12 +76,13 @@ def seed_for(secret: str, identity: str) -> int:
 class GradingPlugin:
     """Pytest plugin: provides the graders' fixtures and records each check's result."""
 
-    def __init__(self, options: GradeOptions) -> None:
-        self.options = options
+    def __init__(self, options: GradeOptions, level: Level) -> None:
+        self.options, self.level = options, level
         self.results: dict[str, CheckResult] = {}
         self.order: list[str] = []
         self._reference: Reference | None = None
         self._sandboxes: dict[str, Sandbox] = {}
+        self.hangs = Hangs()  # shared by every step: a function that hung is not called again
 
     # -- configuration and collection --------------------------------------
     def pytest_configure(self, config: pytest.Config) -> None:
@@ -124,7 +134,7 @@ class GradingPlugin:
         for other in [s for s in self._sandboxes if s != step.id]:
             self._sandboxes.pop(other).close()
         if step.id not in self._sandboxes:
-            self._sandboxes[step.id] = Sandbox(self.options.submission, self.options.limits)
+            self._sandboxes[step.id] = Sandbox(self.options.submission, self.options.limits, self.hangs, self.level)
         return Lab(self._sandboxes[step.id], step)
 
     def close_sandboxes(self) -> None:
@@ -170,11 +180,17 @@ class GradingPlugin:
         if report.passed:
             return CheckResult(passed=True, evidence=RECORDER.last(), **common)
         error = call.excinfo.value if call.excinfo else None
+        cause = outcomes.root_cause(error.outcome) if isinstance(error, CheckFailed) and error.outcome else None
+        if isinstance(cause, outcomes.Refused) and cause.isolation:  # no student code ran: the machine's failure
+            detail = f"the sandbox could not isolate student code: {cause.reason}"
+            return CheckResult(passed=False, message=INTERNAL.format(error=detail[:300]), internal_error=True, **common)
         if isinstance(error, CheckFailed):
+            failure = _call_failure(error) if error.outcome is not None else None
             return CheckResult(
                 passed=False,
                 message=error.message,
                 mistake=error.mistake,
+                call_failure=failure,
                 evidence=error.evidence,
                 not_started=error.not_started,
                 **common,
@@ -183,6 +199,23 @@ class GradingPlugin:
         return CheckResult(
             passed=False, message=_(INTERNAL).format(error=str(detail)[:300]), internal_error=True, **common
         )
+
+
+def _call_failure(error: CheckFailed) -> CallFailure:
+    """The plain summary of the outcome that cost a check its value.
+
+    ``function`` is the student's function where an exception was raised (``KVCache.append``: a probe's
+    call reaches it), else the function called, without its module.
+    """
+    cause = outcomes.root_cause(error.outcome)
+    raised = cause if isinstance(cause, outcomes.Raised) else None
+    called = (error.function or "").rpartition(".")[2]
+    return CallFailure(
+        kind=error.outcome.kind,
+        function=(raised.function if raised and raised.function else called),
+        exception_type=raised.type_name if raised else None,
+        exception_mro=raised.mro if raised else (),
+    )
 
 
 def _grader_paths(options: GradeOptions) -> list[str]:
@@ -229,13 +262,19 @@ def _preload_torch(steps: tuple[str, ...]) -> None:
 
 
 def grade(options: GradeOptions) -> GradeReport:
-    """Run every applicable grader on ``options.submission`` and return the report."""
+    """Run every applicable grader on ``options.submission`` and return the report.
+
+    Raises:
+        IsolationRefused: ``options.isolation`` asks for a layer this machine does not give.
+        GradingError: the graders themselves are broken.
+    """
     started = time.perf_counter()
     _guard_imports(Path(options.submission))
+    level = choose(Level.parse(options.isolation) if options.isolation else None)
     selected = options.steps or tuple(tasks.BY_ID)
-    zygote.prestart(torch=_uses_torch(selected))  # the children's numpy (and torch) load while pytest collects
+    prestart(torch=_uses_torch(selected), level=level)  # the children's numpy (and torch) load while pytest collects
     _preload_torch(selected)
-    plugin = GradingPlugin(options)
+    plugin = GradingPlugin(options, level)
     paths = _grader_paths(options)
     args = [
         *paths,
@@ -243,6 +282,7 @@ def grade(options: GradeOptions) -> GradeReport:
         "--rootdir", str(PUBLIC_GRADERS),
         "--noconftest",
         "--import-mode=importlib",  # grader files by path: no sys.path changes, two hidden folders in one process
+        "--assert=plain",  # pytest's rewriting would read its own bytecode cache next to the graders
         "-p", "no:cacheprovider",
         "-p", "no:randomly",
         "-p", "no:logging",  # its collection hook walks the loggers while the torch preload thread adds some
@@ -251,8 +291,9 @@ def grade(options: GradeOptions) -> GradeReport:
         "--strict-markers",
     ]  # fmt: skip
     sink = io.StringIO()
+    trusted = (PUBLIC_GRADERS, options.hidden, options.reference)  # imported from source, never from a cache
     try:
-        with redirect_stdout(sink), redirect_stderr(sink), messages.plain_numbers():
+        with redirect_stdout(sink), redirect_stderr(sink), messages.plain_numbers(), source_only(trusted):
             code = pytest.main(args, plugins=[plugin])
     finally:
         plugin.close_sandboxes()
@@ -271,6 +312,10 @@ def grade(options: GradeOptions) -> GradeReport:
     notes = []
     if options.hidden is None and not options.public_only:
         notes.append(_(NOTE_NO_HIDDEN))
+    if level == Level.USER:
+        notes += [
+            _(NOTE_READABLE).format(path=p) for p in (options.hidden, options.reference) if p and readable_by_others(p)
+        ]
     return GradeReport(
         submission=str(options.submission),
         steps=tuple(steps),
@@ -278,6 +323,7 @@ def grade(options: GradeOptions) -> GradeReport:
         seed=options.seed if options.hidden else None,
         notes=tuple(notes),
         seconds=time.perf_counter() - started,
+        isolation=level.label,
     )
 
 

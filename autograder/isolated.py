@@ -19,7 +19,8 @@ BOOTSTRAP = (
 )
 
 
-def command(module: str, function: str, *args: str) -> list[str]:
+def command(module: str, function: str, *args: str, root: str = PACKAGE_ROOT) -> list[str]:
     """``python -I -c <bootstrap> <package root> *args``: runs ``module.function(*args)`` and exits with its return
-    value."""
-    return [sys.executable, "-I", "-c", BOOTSTRAP.format(module=module, function=function), PACKAGE_ROOT, *args]
+    value. ``root`` is the folder holding the ``autograder`` package as the new process sees it (inside the
+    sandbox's namespaces it is mounted elsewhere)."""
+    return [sys.executable, "-I", "-c", BOOTSTRAP.format(module=module, function=function), root, *args]

@@ -13,7 +13,9 @@ from typing import Any
 
 import numpy as np
 
+from autograder import tasks
 from autograder.i18n import N_, _, language
+from autograder.sandbox import outcome as outcomes
 from autograder.tasks import Step, handout_link
 
 # The English source of each template; ``_()`` looks up the active language's text where it is filled.
@@ -152,3 +154,121 @@ def worst_entry(got: np.ndarray, expected: np.ndarray, *, rtol: float = 0.0, ato
             size=f"{float(diff[index]):.2g}", where=where, expected=f"{wanted:.6g}", allowed=allowed
         )
     return _(WORST).format(where=where, expected=f"{wanted:.6g}", got=f"{value:.6g}")
+
+
+# -- how a call into student code ended (the only place an outcome becomes words) ------------
+NO_RESULT = N_("no result: {what}")
+A_RESULT = N_("a result")
+RAISED = N_("raised {error}")
+RAISED_AT = N_("raised {error} ({file}, line {line})")
+RAISED_ELSEWHERE = N_("the error is in {file} (step '{title}'), line {line}: {function} raised {error}")
+IMPORT_FAILED = N_("could not run because importing {module}.py {cause}")
+TIMED_OUT = N_("did not return within {seconds} s")
+TIMED_OUT_IN = N_("did not return within {seconds} s (it was still running {where})")
+HUNG_EARLIER = N_("did not return within {seconds} s earlier in grading, so it was not called again")
+HUNG_EARLIER_INSIDE = N_("stopped at once: it calls {hung}, which did not return within {seconds} s earlier in grading")
+HUNG_IMPORT_EARLIER = N_("stopped at once: importing {module}.py did not finish within {seconds} s earlier in grading")
+AT_IMPORT = N_("{module}.py (at import)")
+BUDGET_SPENT = N_("was not called: this step's calls already took {seconds} s, its time budget")
+KILLED_BY_SIGNAL = N_("ended the grading process with signal {signal} ({meaning})")
+EXITED = N_("ended the grading process with exit code {code} (os._exit or a crash in native code)")
+REFUSED = N_("tried something the grading sandbox does not allow ({reason})")
+UNISOLATED = N_("could not run: the grading sandbox could not isolate it on this machine ({reason})")
+TOO_LARGE = N_("returned more data than the grader accepts ({limit} MiB)")
+TOO_MUCH_OUTPUT = N_("printed {count} characters, more than the grader accepts in one call ({limit})")
+MALFORMED = N_("your code returned something the grader cannot read ({detail})")
+SIGNAL_MEANINGS = {
+    "SIGSEGV": N_("segmentation fault"),
+    "SIGXCPU": N_("CPU time limit exceeded"),
+    "SIGKILL": N_("killed, often for using too much memory"),
+    "SIGABRT": N_("aborted"),
+    "SIGBUS": N_("bus error"),
+    "SIGFPE": N_("arithmetic fault"),
+}
+A_SIGNAL = N_("signal")
+
+
+def call_outcome(outcome: outcomes.Failure, function: str, step: Step | None = None, called: str | None = None) -> str:
+    """What happened to the call ``function`` (e.g. ``"softmax"``, or ``"it"`` for a probe), as a clause.
+
+    ``called`` is the function's ``module.name`` (to tell whether a hang was in
+    the function itself or in one it calls). When the error was raised in
+    another step's module (grading ``mask``, the error comes from
+    ``scaling.py``), that module and its step come first.
+    """
+    if isinstance(outcome, outcomes.Malformed):
+        return _(MALFORMED).format(detail=outcome.detail)
+    if isinstance(outcome, outcomes.Raised):
+        elsewhere = _other_step(outcome.file, step)
+        if elsewhere is not None:
+            return _(RAISED_ELSEWHERE).format(
+                file=outcome.file, title=_(elsewhere.title), line=outcome.line, function=function, error=_error(outcome)
+            )
+    return f"{function} {_predicate(outcome, called or function)}"
+
+
+def no_result(outcome: outcomes.Failure, function: str, step: Step | None = None, called: str | None = None) -> str:
+    """The ``got`` part of a failed check whose call produced no value."""
+    return _(NO_RESULT).format(what=call_outcome(outcome, function, step, called))
+
+
+def _predicate(outcome: outcomes.Failure, function: str) -> str:
+    """The verb phrase of :func:`call_outcome` (its subject is the function)."""
+    if isinstance(outcome, outcomes.Raised):
+        if outcome.file and outcome.line:
+            return _(RAISED_AT).format(error=_error(outcome), file=outcome.file, line=outcome.line)
+        return _(RAISED).format(error=_error(outcome))
+    if isinstance(outcome, outcomes.ImportFailed):
+        return _(IMPORT_FAILED).format(module=outcome.module, cause=_predicate(outcome.cause, function))
+    if isinstance(outcome, outcomes.TimedOut):
+        seconds = f"{outcome.seconds:g}"
+        if outcome.function and not _same_function(outcome.function, function):
+            where = _place(outcome.function) + (f", line {outcome.line}" if outcome.line else "")
+            return _(TIMED_OUT_IN).format(seconds=seconds, where=where)
+        return _(TIMED_OUT).format(seconds=seconds)
+    if isinstance(outcome, outcomes.Skipped):
+        seconds = f"{outcome.seconds or 0:g}"
+        if outcome.reason == outcomes.BUDGET_SPENT:
+            return _(BUDGET_SPENT).format(seconds=seconds)
+        if outcome.function and outcome.function.endswith(".<module>"):
+            return _(HUNG_IMPORT_EARLIER).format(module=outcome.function.rpartition(".")[0], seconds=seconds)
+        if outcome.function and not _same_function(outcome.function, function):
+            return _(HUNG_EARLIER_INSIDE).format(hung=outcome.function, seconds=seconds)
+        return _(HUNG_EARLIER).format(seconds=seconds)
+    if isinstance(outcome, outcomes.Crashed):
+        meaning = _(SIGNAL_MEANINGS.get(outcome.signal_name, A_SIGNAL))
+        return _(KILLED_BY_SIGNAL).format(signal=outcome.signal_name, meaning=meaning)
+    if isinstance(outcome, outcomes.Exited):
+        return _(EXITED).format(code=outcome.code)
+    if isinstance(outcome, outcomes.Refused):
+        return _(UNISOLATED if outcome.isolation else REFUSED).format(reason=outcome.reason)
+    if isinstance(outcome, outcomes.TooLarge):
+        return _(TOO_LARGE).format(limit=f"{outcome.limit_bytes / (1 << 20):g}")
+    if isinstance(outcome, outcomes.TooMuchOutput):
+        return _(TOO_MUCH_OUTPUT).format(count=outcome.chars, limit=outcome.limit_chars)
+    return _(MALFORMED).format(detail=getattr(outcome, "detail", outcome.kind))
+
+
+def _place(function: str) -> str:
+    """``softmax.softmax`` as it is; a hang at import (``softmax.<module>``) as ``softmax.py (at import)``."""
+    module, _dot, name = function.rpartition(".")
+    return _(AT_IMPORT).format(module=module) if name == "<module>" else function
+
+
+def _error(raised: outcomes.Raised) -> str:
+    return f"{raised.type_name}: {raised.message}" if raised.message else raised.type_name
+
+
+def _same_function(where: str, function: str) -> bool:
+    """Whether ``where`` (``module.name``) is the called ``function`` (``module.name``, or a bare name)."""
+    return where == function or ("." not in function and where.rpartition(".")[2] == function)
+
+
+def _other_step(file: str | None, step: Step | None) -> Step | None:
+    """The step whose module is ``file``, when that is not ``step``'s own module."""
+    if not file or step is None or not file.endswith(".py"):
+        return None
+    module = file[: -len(".py")]
+    if module == step.module:
+        return None
+    return next((s for s in tasks.STEPS if s.module == module), None)

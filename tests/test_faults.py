@@ -34,7 +34,7 @@ FAULTS = {
         "importing mask.py raised ImportError: a missing helper",
     ),
 }
-LIMITS = Limits(call_timeout_s=2.0, retry_timeout_s=0.5)
+LIMITS = Limits(call_timeout_s=2.0)
 
 
 def build(fault: str, tmp_path: Path) -> Path:

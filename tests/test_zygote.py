@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from autograder.sandbox import client, zygote
-from autograder.sandbox.client import Sandbox, StudentCallError
+from autograder.sandbox import environment, isolation, zygote
+from autograder.sandbox import outcome as out
+from autograder.sandbox.client import Sandbox, prestart
+from autograder.sandbox.isolation import Level
+from tests import layers
 
 PROBE = """
 import os, sys
@@ -21,8 +23,9 @@ def facts():
     return {
         "torch_preloaded": "torch" in sys.modules,
         "own_session": os.getsid(0) == os.getpid(),
-        "cwd_is_home": os.getcwd() == os.environ.get("HOME") == os.environ.get("TMPDIR"),
+        "cwd_is_home": os.getcwd() == os.environ.get("HOME"),
         "env": sorted(os.environ),
+        "uid": os.getuid(),
     }
 
 def mark_numpy():
@@ -47,53 +50,74 @@ def folder(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def test_children_are_forked_preloaded_in_their_own_session_and_folder(folder: Path) -> None:
-    zygote.prestart(torch=True)  # replaces a fork server an earlier numpy-only grading started without torch
-    with Sandbox(folder) as box:
+@pytest.fixture(params=layers.testable(), ids=lambda level: level.label)
+def level(request: pytest.FixtureRequest) -> Level:
+    return request.param
+
+
+def test_children_are_forked_preloaded_in_their_own_session_and_folder(folder: Path, level: Level) -> None:
+    prestart(torch=True, level=level)  # replaces a fork server an earlier numpy-only grading started without torch
+    with Sandbox(folder, isolation=level) as box:
         facts = box.call("probe", "facts")
-        assert isinstance(box._proc, zygote.ForkedChild)
+        assert box._child is not None and box._child._server is zygote.shared(level)
     assert facts["torch_preloaded"] and facts["own_session"] and facts["cwd_is_home"]
-    assert facts["env"] == sorted(client.child_env(folder))
+    home = environment.HOME if level == Level.NAMESPACES else "/"
+    assert facts["env"] == sorted(environment.child_env(home))
+    if isolation.running_as_root() and level > Level.HOOK:
+        assert facts["uid"] != 0, "student code ran as root"
 
 
-def test_what_one_child_changes_never_reaches_the_next(folder: Path) -> None:
-    with Sandbox(folder) as first:
+def test_what_one_child_changes_never_reaches_the_next(folder: Path, level: Level) -> None:
+    with Sandbox(folder, isolation=level) as first:
         assert first.call("probe", "mark_numpy") and first.call("probe", "numpy_marked")
-    with Sandbox(folder) as second:
+    with Sandbox(folder, isolation=level) as second:
         assert not second.call("probe", "numpy_marked")
 
 
-def test_exit_statuses_come_back_through_the_fork_server(folder: Path) -> None:
-    with Sandbox(folder) as box:
-        for function, expected in (
-            ("segfault", client.KILLED_BY_SIGNAL.format(signal="SIGSEGV", meaning="segmentation fault")),
-            ("hard_exit", client.EXITED.format(code=7)),
-        ):
-            with pytest.raises(StudentCallError) as caught:
-                box.call("probe", function)
-            assert caught.value.reason == expected
+def test_exit_statuses_come_back_through_the_fork_server(folder: Path, level: Level) -> None:
+    with Sandbox(folder, isolation=level) as box:
+        assert box.run_call("probe", "segfault") == out.Crashed("SIGSEGV")
+        assert box.run_call("probe", "hard_exit") == out.Exited(7)
         assert box.call("probe", "numpy_marked") is False  # a fresh child after each death
 
 
-def test_a_dead_fork_server_is_replaced(folder: Path) -> None:
-    server = zygote.shared()
+def test_a_dead_fork_server_is_replaced(folder: Path, level: Level) -> None:
+    server = zygote.shared(level)
     assert server is not None and server.alive()
     os.killpg(server._proc.pid, signal.SIGKILL)
     server._proc.wait()
-    with Sandbox(folder) as box:
+    with Sandbox(folder, isolation=level) as box:
         np.testing.assert_equal(box.call("probe", "numpy_marked"), False)
-    assert zygote.shared() is not server and zygote.shared().alive()
+    assert zygote.shared(level) is not server and zygote.shared(level).alive()
 
 
-def test_without_the_fork_server_children_start_directly(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_the_fork_server_children_start_directly(
+    folder: Path, level: Level, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv(zygote.ENV_SWITCH, "0")
-    with Sandbox(folder) as box:
+    with Sandbox(folder, isolation=level) as box:
         facts = box.call("probe", "facts")
-        assert isinstance(box._proc, subprocess.Popen)
-        with pytest.raises(StudentCallError) as caught:
-            box.call("probe", "hard_exit")
-        assert caught.value.reason == client.EXITED.format(code=7)
+        assert box._child is not None and box._child._process is not None
+        assert box.run_call("probe", "hard_exit") == out.Exited(7)
     assert facts["own_session"] and facts["cwd_is_home"]
+
+
+def test_a_forked_grader_talks_to_the_shared_fork_server_on_its_own_channel(folder: Path, level: Level) -> None:
+    """Warm and batch graders fork workers that share one fork server: each gets its own conversation."""
+    server = zygote.shared(level)
+    pids = []
+    for _ in range(2):
+        pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                with Sandbox(folder, isolation=level) as box:
+                    code = 0 if box.call("probe", "numpy_marked") is False else 2
+            finally:
+                os._exit(code)
+        pids.append(pid)
+    assert [os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) for pid in pids] == [0, 0]
+    assert server.alive() and zygote.shared(level) is server
 
 
 def test_the_grader_preloads_torch_only_for_torch_steps(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -120,13 +144,14 @@ def test_the_grader_preloads_torch_only_for_torch_steps(monkeypatch: pytest.Monk
 
 
 def test_numpy_only_grading_does_not_preload_torch(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(zygote, "_shared", None)
-    server = zygote.shared(torch=False)
+    level = layers.strongest()
+    monkeypatch.setattr(zygote, "_shared", {})
+    server = zygote.shared(level, torch=False)
     try:
-        with Sandbox(folder) as box:
+        with Sandbox(folder, isolation=level) as box:
             assert box.call("probe", "facts")["torch_preloaded"] is False
-        assert zygote.shared(torch=False) is server and zygote.shared() is server  # a running one serves any step
-        upgraded = zygote.shared(torch=True)
+        assert zygote.shared(level, torch=False) is server and zygote.shared(level) is server  # serves any step
+        upgraded = zygote.shared(level, torch=True)
         assert upgraded is not server and "torch" in upgraded.preload and not server.alive()
         upgraded.close()
     finally:

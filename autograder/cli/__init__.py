@@ -13,9 +13,9 @@ import argparse
 import sys
 from types import ModuleType
 
-from autograder.cli import catalogs, grade, handout, nbgrader_course, snapshot, stubs, timing
+from autograder.cli import catalogs, doctor, grade, handout, nbgrader_course, snapshot, stubs, timing
 
-COMMANDS: tuple[ModuleType, ...] = (grade, timing, stubs, snapshot, handout, catalogs, nbgrader_course)
+COMMANDS: tuple[ModuleType, ...] = (grade, timing, doctor, stubs, snapshot, handout, catalogs, nbgrader_course)
 
 
 def parser() -> argparse.ArgumentParser:

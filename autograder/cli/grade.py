@@ -8,11 +8,12 @@ import sys
 from pathlib import Path
 
 from autograder import engine, i18n, tasks
-from autograder.cli.common import EXIT_INTERNAL, EXIT_OK, STUDENT, usage_error
+from autograder.cli.common import EXIT_INTERNAL, EXIT_OK, STUDENT, usage_error, write_atomically
 from autograder.i18n import N_, _
 from autograder.kit import Kit
 from autograder.report import render, render_terminal
 from autograder.sandbox.client import Limits
+from autograder.sandbox.isolation import Level
 
 NAME, AUDIENCE = "grade", STUDENT
 HELP = "grade a submission folder and print the per-step table"
@@ -45,6 +46,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--step", action="append", choices=list(tasks.BY_ID), help="grade only this step (repeatable)")
     parser.add_argument("--timeout", type=float, help="seconds a single call into student code may take (default: 10)")
     parser.add_argument(
+        "--isolation",
+        choices=[level.label for level in Level],
+        help="refuse to grade with weaker isolation of student code than this (see `attnlab doctor`)",
+    )
+    parser.add_argument(
         "--lang",
         choices=i18n.LANGUAGES,
         help=f"language of the feedback (default: ${i18n.ENV_LANG}, else the locale, else en)",
@@ -60,6 +66,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 NOT_A_FOLDER = N_("{folder} is not a folder (give the folder that holds softmax.py, scaling.py, ...)")
 NO_LAB_FILES = N_("{folder} holds none of the lab's files ({examples}, ...): give your lab folder")
 GRADERS_FAILED = N_("the graders failed: {error}")
+NOT_GRADED = N_("not graded: {error}")
 WROTE = N_("Wrote {path}")
 
 
@@ -98,9 +105,12 @@ def run(args: argparse.Namespace) -> int:
         public_only=hidden is None,
         steps=tuple(args.step) if args.step else None,
         limits=limits,
+        isolation=args.isolation,
     )
     try:
         report = engine.grade(options)
+    except engine.IsolationRefused as error:
+        return usage_error(NAME, _(NOT_GRADED).format(error=error))
     except engine.GradingError as error:
         print(f"attnlab grade: {_(GRADERS_FAILED).format(error=error)}", file=sys.stderr)
         return EXIT_INTERNAL
@@ -110,8 +120,8 @@ def run(args: argparse.Namespace) -> int:
         render_terminal.QUIET if args.quiet else render_terminal.VERBOSE if args.verbose else render_terminal.NORMAL
     )
     print(render.table(report, detail))
-    if args.json:
-        Path(args.json).write_text(render.gradescope_json(report), encoding="utf-8")
+    if args.json:  # after grading: every sandbox process has ended
+        write_atomically(Path(args.json), render.gradescope_json(report))
     if args.html:
         from autograder.report import render_html  # matplotlib: loaded only when a page is asked for
 

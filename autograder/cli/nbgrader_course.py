@@ -46,6 +46,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"seconds one student's whole grading may take (default: {DEFAULT_DEADLINE_S:g})",
     )
     parser.add_argument(
+        "--isolation",
+        choices=("namespaces", "user", "hook"),
+        help="refuse to grade with weaker isolation of student code than this (see `attnlab doctor`)",
+    )
+    parser.add_argument(
         "--lang",
         choices=i18n.LANGUAGES,
         default=i18n.SOURCE,
@@ -82,6 +87,7 @@ def run(args: argparse.Namespace) -> int:
         call_timeout_s=args.timeout,
         import_timeout_s=args.import_timeout,
         deadline_s=args.deadline,
+        isolation=args.isolation,
         force=args.force,
         language=args.lang,
     )

@@ -60,6 +60,7 @@ SCORE_LINE = N_("{title}: {earned} of {possible} points")
 PUBLIC_CHECKS = N_(" (public checks)")
 PASSED_WORD, FAILED_WORD, HIDDEN_WORD = N_("passed"), N_("FAILED"), N_(" (hidden)")
 HANDOUT_LINE = N_("Handout: {handout}")
+ISOLATION_LINE = N_("Student code ran with isolation: {isolation}")
 
 
 @dataclass(frozen=True)
@@ -68,6 +69,7 @@ class Outcome:
 
     tests: tuple[dict, ...] = ()
     failure: str = ""
+    isolation: str = ""  # the sandbox layer student code ran in (the report's extra_data)
 
 
 _runs: dict[tuple, Outcome] = {}  # private-folder runs of this kernel, by (folder, private, steps, content)
@@ -99,7 +101,9 @@ def grade(step_id: str, private: str | None = None, folder: str | os.PathLike = 
         checks = [test for test in outcome.tests if test.get("tags", [None])[0] == step.id]
         earned = sum(float(test["score"]) for test in checks)
         earned = float(min(max(earned, 0.0), step.points))
-        print(_feedback(step, checks, earned, outcome.failure, public_only=private is None))
+        print(
+            _feedback(step, checks, earned, outcome.failure, public_only=private is None, isolation=outcome.isolation)
+        )
         _show_pictures(checks)
     return earned
 
@@ -219,8 +223,10 @@ def _outcome(code: int, out: bytes, err: bytes) -> Outcome:
         lines = err.decode("utf-8", "replace").strip().splitlines() or [f"exit status {code}"]
         return Outcome(failure=_(GRADER_FAILED).format(detail=lines[-1][:300]))
     try:
-        return Outcome(tests=tuple(json.loads(out)["tests"]))
-    except (ValueError, KeyError, TypeError):
+        report = json.loads(out)
+        isolation = str(report.get("extra_data", {}).get("isolation", ""))
+        return Outcome(tests=tuple(report["tests"]), isolation=isolation)
+    except (ValueError, KeyError, TypeError, AttributeError):
         return Outcome(failure=_(GRADER_FAILED).format(detail=_(UNREADABLE)))
 
 
@@ -234,7 +240,9 @@ def _stop(process: subprocess.Popen) -> None:
         process.communicate()
 
 
-def _feedback(step: tasks.Step, checks: list[dict], earned: float, failure: str, *, public_only: bool) -> str:
+def _feedback(
+    step: tasks.Step, checks: list[dict], earned: float, failure: str, *, public_only: bool, isolation: str = ""
+) -> str:
     possible = step.public_points if public_only else step.points
     head = _(SCORE_LINE).format(title=_(step.title), earned=f"{earned:g}", possible=f"{possible:g}")
     lines = [head + (_(PUBLIC_CHECKS) if public_only else "")]
@@ -257,4 +265,6 @@ def _feedback(step: tasks.Step, checks: list[dict], earned: float, failure: str,
     if public_only and step.hidden_points:
         lines.append(_(HIDDEN_LATER).format(points=step.hidden_points))
     lines.append(_(HANDOUT_LINE).format(handout=tasks.handout_link(step, i18n.language())))
+    if isolation:
+        lines.append(_(ISOLATION_LINE).format(isolation=isolation))
     return "\n".join(lines)

@@ -42,6 +42,7 @@ class CourseOptions:
     call_timeout_s: float | None = None  # sandbox seconds per call into student code (default: the engine's)
     import_timeout_s: float | None = None  # sandbox seconds to import a student module
     deadline_s: float = DEFAULT_DEADLINE_S  # one student's whole grading run
+    isolation: str | None = None  # the weakest isolation layer grading may use ("namespaces", "user", "hook")
     force: bool = False
     language: str = "en"  # the notebook's and the feedback's language (autograder.i18n.LANGUAGES)
 
@@ -93,7 +94,9 @@ def write_course(options: CourseOptions) -> list[Path]:
         secret.chmod(0o600)
         written.append(secret)
     limits = {"call_timeout_s": options.call_timeout_s, "import_timeout_s": options.import_timeout_s}
-    settings = Settings(options.deadline_s, {k: v for k, v in limits.items() if v is not None}, options.language)
+    settings = Settings(
+        options.deadline_s, {k: v for k, v in limits.items() if v is not None}, options.language, options.isolation
+    )
     written.append(_write(private.settings_file, settings.to_json()))
     return written
 

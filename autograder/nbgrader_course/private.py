@@ -23,14 +23,18 @@ class PrivateFolderError(RuntimeError):
 
 @dataclass(frozen=True)
 class Settings:
-    """What ``settings.json`` holds: the grading deadline, the sandbox limits (by field), the language."""
+    """What ``settings.json`` holds: the grading deadline, the sandbox limits (by field), the language, and the
+    weakest isolation layer grading may use (None: whatever the machine gives)."""
 
     deadline_s: float = DEFAULT_DEADLINE_S
     limits: dict[str, Any] = field(default_factory=dict)
     language: str = "en"  # the language of the notebook and of every feedback (a code of autograder.i18n)
+    isolation: str | None = None
 
     def to_json(self) -> str:
-        data = {"deadline_s": self.deadline_s, "limits": self.limits, "language": self.language}
+        data: dict[str, Any] = {"deadline_s": self.deadline_s, "limits": self.limits, "language": self.language}
+        if self.isolation is not None:
+            data["isolation"] = self.isolation
         return json.dumps(data, indent=2) + "\n"
 
 
@@ -60,10 +64,12 @@ class Private:
         """The parsed settings; :class:`PrivateFolderError` when they are missing or malformed."""
         try:
             data = json.loads(self.settings_file.read_text(encoding="utf-8"))
+            isolation = data.get("isolation")
             return Settings(
                 deadline_s=float(data.get("deadline_s", DEFAULT_DEADLINE_S)),
                 limits=dict(data.get("limits", {})),
                 language=str(data.get("language", "en")),
+                isolation=None if isolation is None else str(isolation),
             )
         except (OSError, ValueError, TypeError, AttributeError) as error:
             raise PrivateFolderError(f"{self.settings_file}: {error}") from None

@@ -50,6 +50,7 @@ def options_for(request: dict) -> engine.GradeOptions:
         seed=engine.seed_for(secret, str(request["student"])),
         steps=steps,
         limits=limits_from(settings.limits),
+        isolation=settings.isolation,
     )
 
 
@@ -67,7 +68,7 @@ def main(request_json: str) -> int:
         request = json.loads(request_json)
         i18n.activate(language_for(request))
         report = engine.grade(options_for(request))
-    except (engine.GradingError, PrivateFolderError, OSError, ValueError, KeyError) as error:
+    except (engine.GradingError, engine.IsolationRefused, PrivateFolderError, OSError, ValueError, KeyError) as error:
         print(f"{type(error).__name__}: {error}", file=sys.stderr)
         return EXIT_INTERNAL
     print(render.gradescope_json(report, evidence=True))

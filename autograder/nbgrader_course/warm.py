@@ -170,9 +170,9 @@ def serve(path: str) -> None:
 
     from autograder import engine  # noqa: F401  the imports every worker shares
     from autograder.nbgrader_course import run  # noqa: F401
-    from autograder.sandbox import zygote
+    from autograder.sandbox import client
 
-    zygote.prestart()
+    client.prestart()
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(path)
     os.chmod(path, 0o600)

@@ -85,6 +85,7 @@ class GradeReport:
     seed: int | None  # the seed of the hidden inputs; None when no hidden checks ran
     notes: tuple[str, ...] = ()
     seconds: float = field(default=0.0, compare=False)  # the only timing field
+    isolation: str = "unknown"  # the sandbox layer student code ran in: "namespaces", "user" or "hook"
 
     @property
     def earned(self) -> float:

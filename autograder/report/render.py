@@ -44,7 +44,12 @@ def gradescope(report: GradeReport, *, evidence: bool = False) -> dict:
         "max_score": report.possible,
         "output": "\n".join(report.notes),
         "tests": tests,
-        "extra_data": {"seed": report.seed, "public_only": report.public_only, "submission": report.submission},
+        "extra_data": {
+            "seed": report.seed,
+            "public_only": report.public_only,
+            "submission": report.submission,
+            "isolation": report.isolation,
+        },
     }
 
 

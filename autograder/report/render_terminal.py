@@ -28,6 +28,7 @@ SEED = N_("Hidden inputs seed: {seed}")
 HEADINGS = (N_("step"), N_("earned"), N_("points"), N_("checks passed"))
 TOTAL = N_("Total")
 NOTE = N_("Note: {note}")
+ISOLATION = N_("Student code ran with isolation: {isolation}")
 TO_FIX = N_("To fix, step by step:")
 TO_START = N_("Not implemented yet (each step's section of {handout} explains it):")
 STEP_TO_START = N_("{title}: {what}")
@@ -124,7 +125,8 @@ def text(report: GradeReport, detail: str = NORMAL) -> str:
     if report.seed is not None:
         lines.append(_(SEED).format(seed=report.seed))
     lines += _table(report)
-    if detail == QUIET:
+    footer = _(ISOLATION).format(isolation=report.isolation)
+    if detail == QUIET:  # the table only
         return "\n".join(lines)
     if detail == VERBOSE:
         for result in report.steps:
@@ -140,4 +142,4 @@ def text(report: GradeReport, detail: str = NORMAL) -> str:
             lines += _step_failures(group, report.submission)
     for note in report.notes:
         lines += textwrap.wrap(_(NOTE).format(note=note), WIDTH, subsequent_indent="  ", break_on_hyphens=False)
-    return "\n".join(lines)
+    return "\n".join([*lines, footer])

@@ -1,54 +1,43 @@
-"""The grader's side of the sandbox: start the child, send calls, get values back.
+"""The grader's side of the sandbox: start the child, send calls, get typed outcomes back.
 
-Each :class:`Sandbox` works on a fresh temporary copy of the submission. The
-child is started on first use and again after it crashed or hung, so a fault
-costs only the call that met it. Every way a call can fail without a value
-becomes a :class:`StudentCallError` whose ``reason`` finishes the sentence
-"``softmax(x)`` ..." (messages are the constants below).
+Each :class:`Sandbox` works on a fresh copy of the submission, at the isolation
+level :func:`autograder.sandbox.isolation.choose` gives. The child is started on
+first use and again after it crashed or hung, so a fault costs only the call
+that met it. Every call ends in one outcome of :mod:`autograder.sandbox.outcome`;
+:meth:`Sandbox.call` returns the value or raises :class:`StudentCallError`
+carrying the outcome. Nothing here makes sentences (see
+:func:`autograder.messages.call_outcome`), and nothing the child sends is
+trusted beyond its type: a reply that is not exactly what the protocol allows
+is :class:`~autograder.sandbox.outcome.Malformed`.
+
+A hang costs seconds, not minutes: a function that did not return is never
+called again (in this sandbox or a later one sharing its :class:`Hangs`), and
+every module's copy of it in later children fails at once; each sandbox (one
+per step) has a time budget after which its calls are skipped.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import select
-import shutil
 import signal
-import subprocess
-import tempfile
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from autograder import isolated
-from autograder.sandbox import zygote
-from autograder.sandbox.environment import child_env
-from autograder.sandbox.protocol import AsTorch, ProtocolError, decode, encode, read_message, write_message
+from autograder.sandbox import launcher, zygote
+from autograder.sandbox import outcome as out
+from autograder.sandbox.isolation import IsolationRefused, Level, choose
+from autograder.sandbox.outcome import StudentCallError
+from autograder.sandbox.protocol import AsTorch, FrameTooLarge, ProtocolError, decode, encode, read_message
+from autograder.sandbox.protocol import write_message as _write_message
+from autograder.text import clean, escape_controls
 
-RAISED = "raised {error}"
-RAISED_AT = "raised {error} ({where})"
-IMPORT_FAILED = "could not run because importing {module}.py {reason}"
-TIMED_OUT = "did not return within {seconds:g} s"
-KILLED_BY_SIGNAL = "ended the grading process with signal {signal} ({meaning})"
-EXITED = "ended the grading process with exit code {code} (os._exit or a crash in native code)"
-VANISHED = "ended the grading process (its exit status is lost)"
-TOO_LARGE = "returned more data than the grader accepts ({limit} MiB)"
-TOO_MUCH_OUTPUT = "printed {count} characters, more than the grader accepts in one call ({limit})"
-UNSENDABLE = "returned a result the grader cannot accept: {detail}"
-GARBLED = "broke the grader's channel ({detail})"
-SIGNAL_MEANINGS = {
-    "SIGSEGV": "segmentation fault",
-    "SIGXCPU": "CPU time limit exceeded",
-    "SIGKILL": "killed, often for using too much memory",
-    "SIGABRT": "aborted",
-    "SIGBUS": "bus error",
-    "SIGFPE": "arithmetic fault",
-}
-COPY_IGNORE = shutil.ignore_patterns("__pycache__", ".ipynb_checkpoints", ".git", "reports", "*.pyc")
-MAX_COPIED_FILE_BYTES = 8 << 20
+__all__ = ["IsolationRefused", "Level", "Limits", "Sandbox", "StudentCallError", "prestart"]
+MAX_TEXT_CHARS = 2000  # any one string field of a reply
 
 
 @dataclass(frozen=True)
@@ -56,8 +45,9 @@ class Limits:
     """Per-call and per-process limits of the child."""
 
     call_timeout_s: float = 10.0
-    retry_timeout_s: float = 2.0  # for a function that already hung once
     import_timeout_s: float = 30.0
+    step_budget_s: float = 60.0  # wall seconds one sandbox's calls may take in all; later calls are skipped
+    hang_grace_s: float = 1.0  # after the child's own deadline, for its report of where it was
     cpu_per_call_s: int = 20
     cpu_total_s: int = 600
     memory_bytes: int = 4 << 30
@@ -66,69 +56,79 @@ class Limits:
     output_limit_chars: int = 1_000_000  # printing more than this in one call fails the call
     reply_bytes: int = 64 << 20
     request_bytes: int = 256 << 20
+    audit_hook: bool = True  # False only in the kit's attack suite, to prove the OS layers hold on their own
 
 
-class StudentCallError(Exception):
-    """A call into student code that produced no value; ``reason`` says why."""
+@dataclass
+class Hangs:
+    """Functions that did not return, shared by the sandboxes of one grading run.
 
-    def __init__(self, reason: str, output: str = "") -> None:
-        super().__init__(reason)
-        self.reason, self.output = reason, output
+    ``called``: functions (``module.name``, or ``probe.name``) the grader called that hung: never called
+    again. ``inside``: where the child was when it hung (``module.qualified_name``): later children replace
+    those functions so that any call reaching them fails at once.
+    """
+
+    called: dict[str, out.Skipped] = field(default_factory=dict)
+    inside: dict[str, float] = field(default_factory=dict)
+
+    def record(self, key: str, timed_out: out.TimedOut) -> None:
+        """``key`` (the call) did not return: where it was is replaced in later children; when that is the
+        function itself, or unknown (a hang in native code), the call itself is never made again."""
+        if timed_out.function:
+            self.inside[timed_out.function] = timed_out.seconds
+        if timed_out.function in (None, key):  # else: later calls that do not reach the hang still run
+            self.called[key] = out.Skipped(out.HUNG_EARLIER, function=key, seconds=timed_out.seconds)
 
 
 class _ChildDied(Exception):
     pass
 
 
-def _copy_submission(folder: Path, into: Path) -> None:
-    def ignore(directory: str, names: list[str]) -> set[str]:
-        skipped = set(COPY_IGNORE(directory, names))
-        for name in names:
-            path = Path(directory) / name
-            if path.is_file() and not path.is_symlink() and path.stat().st_size > MAX_COPIED_FILE_BYTES:
-                skipped.add(name)
-        return skipped
+def prestart(torch: bool = True, level: Level | None = None) -> None:
+    """Start the fork server of this machine's isolation level now, so its imports overlap the grader's start-up.
 
-    shutil.copytree(folder, into, symlinks=True, ignore=ignore)
+    Args:
+        torch: preload torch (only worth its 2 s when a torch step will be graded).
+    """
+    zygote.shared(level if level is not None else choose(), torch)
 
 
 class Sandbox:
     """Runs student code from ``submission`` in a limited child process."""
 
-    def __init__(self, submission: Path, limits: Limits = Limits()) -> None:
+    def __init__(
+        self,
+        submission: Path,
+        limits: Limits = Limits(),
+        hangs: Hangs | None = None,
+        isolation: Level | None = None,
+    ) -> None:
         self.submission = Path(submission).resolve()
         self.limits = limits
-        self._proc: subprocess.Popen | zygote.ForkedChild | None = None
-        self._work: Path | None = None
-        self._requests = self._replies = None
+        self.hangs = hangs if hangs is not None else Hangs()
+        self.isolation = isolation if isolation is not None else choose()
+        self._child: launcher.Child | None = None
         self._imported: set[str] = set()
-        self._import_failures: dict[str, str] = {}
-        self._hung: set[tuple[str, str]] = set()
+        self._import_failures: dict[str, out.ImportFailed] = {}
         self._torch_ready = False
+        self.spent_s = 0.0
 
     # -- public API -----------------------------------------------------
     def call(self, module: str, function: str, *args: Any, **kwargs: Any) -> Any:
         """``module.function(*args, **kwargs)`` in the child; the decoded return value."""
-        self._ensure_imported(module)
-        timeout = self.limits.retry_timeout_s if (module, function) in self._hung else self.limits.call_timeout_s
-        try:
-            return self._request({"kind": "call", "module": module, "function": function}, args, kwargs, timeout)
-        except StudentCallError as error:
-            if error.reason.startswith("did not return"):
-                self._hung.add((module, function))
-            raise
+        return _value(self.run_call(module, function, *args, **kwargs))
 
     def probe(self, name: str, module: str, *args: Any, **kwargs: Any) -> Any:
         """Run the child-side probe ``name`` (see :mod:`autograder.sandbox.probes`)."""
-        self._ensure_imported(module)
-        key = ("probe", name)
-        timeout = self.limits.retry_timeout_s if key in self._hung else self.limits.call_timeout_s
-        try:
-            return self._request({"kind": "probe", "probe": name}, args, kwargs, timeout)
-        except StudentCallError as error:
-            if error.reason.startswith("did not return"):
-                self._hung.add(key)
-            raise
+        return _value(self.run_probe(name, module, *args, **kwargs))
+
+    def run_call(self, module: str, function: str, *args: Any, **kwargs: Any) -> out.Outcome:
+        """The outcome of ``module.function(*args, **kwargs)`` (never raises for what student code does)."""
+        header = {"kind": "call", "module": module, "function": function}
+        return self._run(f"{module}.{function}", module, header, args, kwargs)
+
+    def run_probe(self, name: str, module: str, *args: Any, **kwargs: Any) -> out.Outcome:
+        return self._run(f"probe.{name}", module, {"kind": "probe", "probe": name}, args, kwargs)
 
     def close(self) -> None:
         self._stop()
@@ -139,157 +139,207 @@ class Sandbox:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    # -- child lifecycle --------------------------------------------------
-    def _ensure_imported(self, module: str) -> None:
-        if module in self._import_failures:
-            raise StudentCallError(self._import_failures[module])
-        if module in self._imported and self._proc is not None:
-            return
-        try:
-            self._request({"kind": "import", "module": module}, (), {}, self.limits.import_timeout_s)
-        except StudentCallError as error:
-            reason = IMPORT_FAILED.format(module=module, reason=error.reason)
-            self._import_failures[module] = reason
-            raise StudentCallError(reason, error.output) from None
-        self._imported.add(module)
+    # -- one call ---------------------------------------------------------
+    def _run(self, key: str, module: str, header: dict, args: tuple, kwargs: dict) -> out.Outcome:
+        if key in self.hangs.called:
+            return self.hangs.called[key]
+        if self.spent_s >= self.limits.step_budget_s:
+            return out.Skipped(out.BUDGET_SPENT, seconds=round(self.spent_s, 1))
+        failed = self._ensure_imported(module)
+        if failed is not None:
+            return failed
+        outcome = self._timed(header, args, kwargs, self.limits.call_timeout_s)
+        if isinstance(outcome, out.TimedOut):
+            self.hangs.record(key, outcome)
+        elif isinstance(outcome, out.Skipped) and outcome.function in self.hangs.inside:
+            outcome = out.Skipped(
+                out.HUNG_EARLIER, outcome.function, self.hangs.inside[outcome.function], outcome.output
+            )
+        return outcome
 
+    def _ensure_imported(self, module: str) -> out.ImportFailed | None:
+        if module in self._import_failures:
+            return self._import_failures[module]
+        if module in self._imported and self._child is not None:
+            return None
+        outcome = self._timed({"kind": "import", "module": module}, (), {}, self.limits.import_timeout_s)
+        if isinstance(outcome, out.Returned):
+            self._imported.add(module)
+            return None
+        if isinstance(outcome, out.TimedOut) and outcome.function:
+            self.hangs.inside[outcome.function] = outcome.seconds
+        elif isinstance(outcome, out.Skipped) and outcome.function in self.hangs.inside:
+            outcome = out.Skipped(out.HUNG_EARLIER, outcome.function, self.hangs.inside[outcome.function])
+        failed = out.ImportFailed(module, outcome, outcome.output)
+        self._import_failures[module] = failed
+        return failed
+
+    def _timed(self, header: dict, args: tuple, kwargs: dict, timeout: float) -> out.Outcome:
+        started = time.monotonic()
+        try:
+            return self._request(header, args, kwargs, timeout)
+        finally:
+            self.spent_s += time.monotonic() - started
+
+    # -- child lifecycle --------------------------------------------------
     def _start(self) -> None:
-        self._work = Path(tempfile.mkdtemp(prefix="attnlab-sandbox-"))
-        copy = self._work / "submission"
-        _copy_submission(self.submission, copy)
-        to_child_r, to_child_w = os.pipe()
-        from_child_r, from_child_w = os.pipe()
-        self._proc = self._fork(copy, (to_child_r, from_child_w)) or self._spawn(copy, (to_child_r, from_child_w))
-        os.close(to_child_r)
-        os.close(from_child_w)
-        self._requests = os.fdopen(to_child_w, "wb")
-        self._replies = from_child_r
+        limits = asdict(self.limits) | {"hung": sorted(self.hangs.inside)}
+        self._child = launcher.start(self.submission, self.isolation, limits)
         self._imported = set()
         self._torch_ready = False
 
-    def _fork(self, copy: Path, fds: tuple[int, int]) -> zygote.ForkedChild | None:
-        """The child forked by this process's fork server (numpy and torch already imported), or None without one."""
-        server = zygote.shared()
-        if server is None:
-            return None
-        try:
-            return server.spawn(copy, child_env(copy), asdict(self.limits), fds)
-        except zygote.ZygoteError:
-            return None  # started directly instead; the next sandbox starts a fresh fork server
-
-    def _spawn(self, copy: Path, fds: tuple[int, int]) -> subprocess.Popen:
-        """A fresh ``python -I`` child."""
-        limits = asdict(self.limits) | {"request_fd": fds[0], "reply_fd": fds[1]}
-        return subprocess.Popen(
-            isolated.command("autograder.sandbox.child", "main", json.dumps(limits)),
-            cwd=copy,
-            env=child_env(copy),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            pass_fds=fds,
-            start_new_session=True,
-        )
-
     def _stop(self, graceful: bool = True) -> None:
-        if self._proc is not None and graceful:
-            try:
-                self._requests.close()
-            except OSError:
-                pass
-            try:
-                self._proc.wait(timeout=1)
-            except subprocess.TimeoutExpired:
-                pass
-        self._kill()
-        if self._work is not None:
-            shutil.rmtree(self._work, ignore_errors=True)
-            self._work = None
+        if self._child is not None:
+            child, self._child = self._child, None
+            child.stop(graceful)
 
-    def _kill(self) -> None:
-        if self._proc is None:
-            return
-        try:
-            os.killpg(self._proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            try:  # a forked child that has not made its own session yet
-                os.kill(self._proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-        self._proc.wait()
-        try:
-            os.close(self._replies)
-        except OSError:
-            pass
-        self._proc = None
-
-    def _death_reason(self) -> str:
-        code = self._proc.wait()
-        if code is None:
-            return VANISHED
-        if code < 0:
-            name = signal.Signals(-code).name
-            return KILLED_BY_SIGNAL.format(signal=name, meaning=SIGNAL_MEANINGS.get(name, "signal"))
-        return EXITED.format(code=code)
+    def _ended(self) -> out.Failure:
+        """How the child ended (it has, or is about to)."""
+        ended = self._child.poll_ended(2.0) if self._child is not None else None
+        self._stop(graceful=False)
+        if ended is None:
+            return out.Refused("the grading process ended unexpectedly (its exit status is lost)")
+        if ended.error is not None:  # the keeper's own report: the child was never confined, no student code ran
+            return out.Refused(ended.error, isolation=True)
+        if os.WIFSIGNALED(ended.status):
+            number = os.WTERMSIG(ended.status)
+            try:
+                name = signal.Signals(number).name
+            except ValueError:
+                name = f"signal {number}"
+            return out.Crashed(name)
+        return out.Exited(os.waitstatus_to_exitcode(ended.status))
 
     # -- one request ------------------------------------------------------
-    def _request(self, header: dict, args: tuple, kwargs: dict, timeout: float) -> Any:
-        if self._proc is None:
-            self._start()
+    def _request(self, header: dict, args: tuple, kwargs: dict, timeout: float) -> out.Outcome:
+        if self._child is None:
+            try:
+                self._start()
+            except OSError as error:
+                return out.Refused(f"the sandbox could not start a child ({error})", isolation=True)
         if not self._torch_ready and any(isinstance(a, AsTorch) for a in (*args, *kwargs.values())):
             self._torch_ready = True
-            self._request({"kind": "torch"}, (), {}, self.limits.import_timeout_s)
+            prepared = self._request({"kind": "torch"}, (), {}, self.limits.import_timeout_s)
+            if not isinstance(prepared, out.Returned):
+                return prepared
         arrays: list[np.ndarray] = []
         payload = encode({"args": list(args), "kwargs": kwargs}, arrays)
+        child = self._child
         try:
-            write_message(self._requests, {**header, "payload": payload}, arrays)
+            _write_message(child.requests, {**header, "payload": payload, "timeout": timeout}, arrays)
             reply, raw = read_message(
-                _DeadlineReader(self._replies, time.monotonic() + timeout), self.limits.reply_bytes
+                _DeadlineReader(child, time.monotonic() + timeout + self.limits.hang_grace_s),
+                self.limits.reply_bytes,
             )
         except TimeoutError:
             self._stop(graceful=False)
-            raise StudentCallError(TIMED_OUT.format(seconds=timeout)) from None
+            return out.TimedOut(timeout)
         except (EOFError, BrokenPipeError, _ChildDied):
-            reason = self._death_reason()
+            return self._ended()
+        except FrameTooLarge:
             self._stop(graceful=False)
-            raise StudentCallError(reason) from None
-        except (ProtocolError, ValueError) as error:
-            self._stop(graceful=False)
-            if "over the limit" in str(error):
-                raise StudentCallError(TOO_LARGE.format(limit=self.limits.reply_bytes >> 20)) from None
-            raise StudentCallError(GARBLED.format(detail=str(error)[:100])) from None
-        output = str(reply.get("output", ""))
-        if not reply.get("ok"):
-            error, where = str(reply.get("error")), str(reply.get("where") or "")
-            if reply.get("too_much_output"):
-                raise StudentCallError(
-                    TOO_MUCH_OUTPUT.format(count=reply["too_much_output"], limit=self.limits.output_limit_chars), output
-                )
-            if reply.get("unsendable"):
-                raise StudentCallError(UNSENDABLE.format(detail=error), output)
-            reason = RAISED_AT.format(error=error, where=where) if where else RAISED.format(error=error)
-            raise StudentCallError(reason, output)
-        try:
-            return decode(reply.get("value"), raw)
+            return out.TooLarge(self.limits.reply_bytes)
         except ProtocolError as error:
-            raise StudentCallError(GARBLED.format(detail=str(error)[:100]), output) from None
+            self._stop(graceful=False)
+            return out.Malformed(str(error)[:200])
+        try:
+            outcome = _reply_outcome(reply, raw, self.limits, timeout)
+        except (ProtocolError, ValueError, TypeError, KeyError, RecursionError) as error:
+            self._stop(graceful=False)
+            return out.Malformed(f"{type(error).__name__}: {str(error)[:200]}")
+        if isinstance(outcome, (out.TimedOut, out.Malformed)):
+            self._stop(graceful=False)  # a timed-out child has ended itself; a garbling one is not trusted on
+        return outcome
+
+
+def _value(outcome: out.Outcome) -> Any:
+    if isinstance(outcome, out.Returned):
+        return outcome.value
+    raise StudentCallError(outcome)
+
+
+def _text(value: Any, limit: int = MAX_TEXT_CHARS) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"expected a string, got {type(value).__name__}")
+    return clean(value, limit)
+
+
+def _int(value: Any) -> int:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"expected an integer, got {type(value).__name__}")
+    return value
+
+
+def _optional(value: Any, kind: Any) -> Any:
+    return None if value is None else kind(value)
+
+
+def _reply_outcome(reply: dict, raw: list[np.ndarray], limits: Limits, timeout: float) -> out.Outcome:
+    """The typed outcome of a reply; a reply of any other shape raises (and is Malformed)."""
+    output = _text(reply.get("output", ""), limits.output_chars + 200)
+    if reply.get("ok") is True:
+        return out.Returned(decode(reply.get("value"), raw, clean=escape_controls), output)
+    if reply.get("ok") is not False:
+        raise ValueError("a reply that is neither ok nor a failure")
+    failure = reply["failure"]
+    if not isinstance(failure, dict):
+        raise TypeError("the failure is not an object")
+    kind = failure.get("kind")
+    if kind == "raised":
+        mro = failure.get("mro")
+        if not isinstance(mro, list) or len(mro) > 64:
+            raise TypeError("a class hierarchy that is not a list of names")
+        files = failure.get("files", [])
+        if not isinstance(files, list) or len(files) > 32:
+            raise TypeError("student files that are not a list")
+        return out.Raised(
+            type_name=_text(failure["type"], 200),
+            mro=tuple(_text(name, 200) for name in mro),
+            message=_text(failure.get("message", ""), 1000),
+            file=_optional(failure.get("file"), lambda v: _text(v, 300)),
+            line=_optional(failure.get("line"), _int),
+            student_files=tuple(_text(name, 300) for name in files),
+            output=output,
+            function=_optional(failure.get("function"), lambda v: _text(v, 200)),
+        )
+    if kind == "timed_out":
+        return out.TimedOut(
+            timeout,
+            _optional(failure.get("function"), lambda v: _text(v, 300)),
+            _optional(failure.get("line"), _int),
+            output,
+        )
+    if kind == "hung_earlier":
+        return out.Skipped(out.HUNG_EARLIER, function=_text(failure["function"], 300), output=output)
+    if kind == "refused":
+        return out.Refused(_text(failure["reason"], 1000), output)
+    if kind == "too_much_output":
+        return out.TooMuchOutput(_int(failure["chars"]), limits.output_limit_chars, output)
+    if kind == "too_large":
+        return out.TooLarge(limits.reply_bytes, output)
+    if kind == "unsendable":
+        return out.Malformed(_text(failure["detail"], 300), output)
+    raise ValueError(f"an unknown failure kind {str(kind)[:40]!r}")
 
 
 class _DeadlineReader:
-    """A file-like reader over a pipe fd that raises ``TimeoutError`` at a deadline.
+    """A file-like reader over the child's reply pipe that raises ``TimeoutError`` at a deadline and
+    ``_ChildDied`` when the child's keeper reports the end of the student process.
 
     Written by hand: the standard library has no blocking read with an overall
     deadline, and a child that hangs must not hang the grader.
     """
 
-    def __init__(self, fd: int, deadline: float) -> None:
-        self.fd, self.deadline = fd, deadline
+    def __init__(self, child: launcher.Child, deadline: float) -> None:
+        self.child, self.deadline = child, deadline
 
     def read(self, size: int) -> bytes:
         left = self.deadline - time.monotonic()
         if left <= 0:
             raise TimeoutError
-        ready, _, _ = select.select([self.fd], [], [], left)
+        ready, _, _ = select.select([self.child.replies, self.child.control], [], [], left)
         if not ready:
             raise TimeoutError
-        return os.read(self.fd, min(size, 1 << 20))
+        if self.child.replies in ready:
+            return os.read(self.child.replies, min(size, 1 << 20))
+        raise _ChildDied  # only the control socket: the student process ended without replying

@@ -22,10 +22,23 @@ import numpy as np
 HEADER = struct.Struct(">I")
 MAX_HEADER_BYTES = 1 << 20  # the JSON part: numbers, short strings, output
 MAX_STRING_CHARS = 10_000  # a longer returned string crosses as its type and length only
+MAX_DEPTH = 32  # nesting of returned tuples, lists and dicts
+MAX_NODES = 100_000  # numbers, strings and containers in one value
+MAX_ARRAYS = 10_000
+MAX_NDIM = 32
+ARRAY_KINDS = "biufcUS"  # booleans, numbers and strings; never objects, records, dates or raw bytes
 
 
 class ProtocolError(Exception):
     """The other side sent something that is not a well-formed message."""
+
+
+class FrameTooLarge(ProtocolError):
+    """A frame longer than the reader accepts."""
+
+    def __init__(self, size: int, limit: int) -> None:
+        super().__init__(f"a frame of {size} bytes; at most {limit} are accepted")
+        self.size, self.limit = size, limit
 
 
 class AsTorch:
@@ -89,31 +102,59 @@ def _push(array: np.ndarray, arrays: list[np.ndarray]) -> dict:
     return {}
 
 
-def decode(tree: Any, arrays: list[np.ndarray]) -> Any:
-    """Inverse of :func:`encode`; lists come back as lists, tuples as tuples."""
-    if tree is None or isinstance(tree, (bool, int, float, str)):
-        return tree
-    if not isinstance(tree, dict):
-        raise ProtocolError(f"unexpected node {type(tree).__name__}")
-    if "float" in tree:
-        return float(tree["float"])
-    if "array" in tree:
-        array = _pick(arrays, tree["array"])
-        if tree.get("type") == "torch":  # only ever sent by the grader, to the child
-            import torch
+def decode(tree: Any, arrays: list[np.ndarray], clean: Any = None) -> Any:
+    """Inverse of :func:`encode`; lists come back as lists, tuples as tuples.
 
-            return torch.from_numpy(array.copy())
-        return array
-    if "scalar" in tree:
-        return _pick(arrays, tree["scalar"])[()]
-    if "seq" in tree:
-        items = [decode(v, arrays) for v in tree["items"]]
-        return tuple(items) if tree["seq"] == "tuple" else items
-    if "dict" in tree:
-        return {k: decode(v, arrays) for k, v in tree["dict"].items()}
-    if "unsupported" in tree:
-        return Unsupported(str(tree["unsupported"])[:80])
-    raise ProtocolError("unknown node")
+    Bounded: at most :data:`MAX_DEPTH` levels and :data:`MAX_NODES` nodes, else ``ProtocolError``.
+    ``clean`` (a ``str -> str`` function) is applied to every string (the grader escapes control characters).
+    """
+    return _Decoder(arrays, clean).node(tree, 0)
+
+
+class _Decoder:
+    def __init__(self, arrays: list[np.ndarray], clean: Any) -> None:
+        self.arrays, self.clean, self.nodes = arrays, clean, 0
+
+    def node(self, tree: Any, depth: int) -> Any:
+        self.nodes += 1
+        if self.nodes > MAX_NODES or depth > MAX_DEPTH:
+            raise ProtocolError(f"a value nested deeper than {MAX_DEPTH} or larger than {MAX_NODES} items")
+        if isinstance(tree, str):
+            return self.clean(tree[:MAX_STRING_CHARS]) if self.clean else tree
+        if tree is None or isinstance(tree, (bool, int, float)):
+            return tree
+        if not isinstance(tree, dict):
+            raise ProtocolError(f"unexpected node {type(tree).__name__}")
+        if "float" in tree:
+            return float(_typed(tree["float"], str))
+        if "array" in tree:
+            array = _pick(self.arrays, tree["array"])
+            if tree.get("type") == "torch":  # only ever sent by the grader, to the child
+                import torch
+
+                return torch.from_numpy(array.copy())
+            return array
+        if "scalar" in tree:
+            array = _pick(self.arrays, tree["scalar"])
+            if array.shape != ():
+                raise ProtocolError(f"a scalar of shape {array.shape}")
+            return array[()]
+        if "seq" in tree:
+            items = [self.node(v, depth + 1) for v in _typed(tree.get("items"), list)]
+            return tuple(items) if tree["seq"] == "tuple" else items
+        if "dict" in tree:
+            entries = _typed(tree["dict"], dict)
+            return {self.node(k, depth + 1): self.node(v, depth + 1) for k, v in entries.items()}
+        if "unsupported" in tree:
+            name = str(tree["unsupported"])[:80]
+            return Unsupported(self.clean(name) if self.clean else name)
+        raise ProtocolError("unknown node")
+
+
+def _typed(value: Any, kind: type) -> Any:
+    if not isinstance(value, kind):
+        raise ProtocolError(f"expected {kind.__name__}, got {type(value).__name__}")
+    return value
 
 
 def _pick(arrays: list[np.ndarray], index: Any) -> np.ndarray:
@@ -139,7 +180,7 @@ def read_frame(stream: BinaryIO, limit: int) -> bytes:
     size_bytes = _read_exact(stream, HEADER.size)
     (size,) = HEADER.unpack(size_bytes)
     if size > limit:
-        raise ProtocolError(f"a reply frame of {size} bytes is over the limit of {limit} bytes")
+        raise FrameTooLarge(size, limit)
     return _read_exact(stream, size)
 
 
@@ -155,16 +196,36 @@ def _read_exact(stream: BinaryIO, size: int) -> bytes:
 
 
 def read_message(stream: BinaryIO, array_limit: int) -> tuple[dict, list[np.ndarray]]:
-    """Read one message; arrays larger than ``array_limit`` bytes in total are refused."""
-    header = json.loads(read_frame(stream, MAX_HEADER_BYTES))
+    """Read one message; arrays larger than ``array_limit`` bytes in total are refused (``FrameTooLarge``).
+
+    Everything else that is not a well-formed message (JSON nested too deep, a bad count, an array that is
+    not plain numbers or strings) is a ``ProtocolError``.
+    """
+    try:
+        header = json.loads(read_frame(stream, MAX_HEADER_BYTES))
+    except (ValueError, RecursionError) as error:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+        raise ProtocolError(f"the header is not JSON ({type(error).__name__})") from None
     if not isinstance(header, dict):
         raise ProtocolError("header is not an object")
     n_arrays = header.get("n_arrays", 0)
-    if not isinstance(n_arrays, int) or n_arrays < 0:
+    if not isinstance(n_arrays, int) or isinstance(n_arrays, bool) or not 0 <= n_arrays <= MAX_ARRAYS:
         raise ProtocolError("bad array count")
     arrays, budget = [], array_limit
     for _ in range(n_arrays):
         frame = read_frame(stream, budget)
         budget -= len(frame)
-        arrays.append(np.load(io.BytesIO(frame), allow_pickle=False))
+        arrays.append(_array(frame))
     return header, arrays
+
+
+def _array(frame: bytes) -> np.ndarray:
+    """One npy frame as an array of plain numbers or strings (``allow_pickle=False``, checked dtype and shape)."""
+    try:
+        array = np.load(io.BytesIO(frame), allow_pickle=False)
+    except (ValueError, OSError, EOFError, TypeError, SyntaxError) as error:
+        raise ProtocolError(f"an array frame that numpy cannot read ({type(error).__name__})") from None
+    if not isinstance(array, np.ndarray) or array.dtype.kind not in ARRAY_KINDS or array.dtype.fields is not None:
+        raise ProtocolError(f"an array of dtype {getattr(array, 'dtype', '?')}")
+    if array.ndim > MAX_NDIM:
+        raise ProtocolError(f"an array of {array.ndim} dimensions")
+    return array

@@ -1,22 +1,27 @@
 """A fork server for sandbox children: numpy and torch are imported once, each child is forked.
 
 Starting ``python -I`` and importing torch costs about 2 s on the kit's 2-core
-machine, and a grading run starts a fresh child for every step (13 of them),
+machine, and a grading run starts a fresh child for every step (14 of them),
 so the imports dominated the grading time. The *zygote* is a process started
-exactly like a child (``python -I``, scrubbed environment, its own session)
-that imports the trusted libraries and then only forks on request: the grader
-sends it the two pipe ends of a new child over a Unix socket (``SCM_RIGHTS``),
-the zygote forks, and the fork becomes an ordinary child (new session, working
-copy as its directory, then :func:`autograder.sandbox.child.main`: limits,
-output redirection, audit hook, student code). Student code never runs in the
-zygote itself, so every child starts from the same clean state.
+like a child (``python -I``, scrubbed environment, its own session; in the
+namespaces layer inside bubblewrap, with the folder of working copies as its
+only writable mount) that imports the trusted libraries and then only forks on
+request: the grader sends it the spec of a child and the child's three
+descriptors (request pipe, reply pipe, control socket) over a Unix socket
+(``SCM_RIGHTS``), and the fork becomes that child's keeper
+(:mod:`autograder.sandbox.keeper`), which confines it (in the namespaces layer:
+its own namespaces, only its own working copy visible) before any student code
+runs. Student code never runs in the zygote, so every child starts from the same
+clean state, and the zygote holds no secret: it sees no more than a child.
 
 Written by hand: ``multiprocessing``'s forkserver starts workers with its own
 pickling protocol and the forkserver's environment, and gives no control over
-sessions, working directories or what runs before the first student import.
+namespaces, sessions or what runs before the first student import.
 
-The zygote reaps its children and reports their exit status (a child is the
-zygote's, not the grader's, so only the zygote can ``waitpid`` it).
+One zygote serves several grading processes at once (the warm nbgrader server
+and batch grading fork their workers from one process): a forked copy of the
+owner opens a private channel to the zygote first, so no two processes share a
+conversation.
 """
 
 from __future__ import annotations
@@ -24,23 +29,24 @@ from __future__ import annotations
 import atexit
 import json
 import os
+import selectors
 import shutil
 import signal
 import socket
 import subprocess
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
 from autograder import isolated
-from autograder.sandbox.environment import child_env
+from autograder.sandbox import environment, isolation
+from autograder.sandbox.isolation import Level
 
 ENV_SWITCH = "ATTNLAB_FORKSERVER"  # "0" turns the fork server off (each child is a fresh python -I)
-MAX_MESSAGE = 1 << 16
+MAX_MESSAGE = 1 << 20
 PRELOAD = ("numpy",)  # trusted, imported before any fork
 PRELOAD_TORCH = ("torch", "torch.nn.functional")  # also, when torch steps will be graded
-POLL_S = 0.005
+SPAWN_TIMEOUT_S = 10.0
 
 
 class ZygoteError(Exception):
@@ -49,103 +55,110 @@ class ZygoteError(Exception):
 
 # -- the zygote process ---------------------------------------------------------
 def serve(control_fd: int | str, preload: str = ",".join(PRELOAD)) -> None:
-    """Import ``preload`` (comma-separated modules), then answer ``spawn`` and ``wait`` requests on the socket
-    ``control_fd`` until it closes."""
+    """Import ``preload`` (comma-separated modules), then answer requests on the socket ``control_fd`` (and on
+    the channels opened through it) until it closes."""
     for name in filter(None, preload.split(",")):
         try:
             __import__(name)
         except ImportError:  # a kit without torch still grades its numpy steps
             pass
-    from autograder.sandbox import child  # noqa: F401  (imports the probes too)
+    from autograder.sandbox import child, keeper  # noqa: F401  (child imports the probes too)
 
     control = socket.socket(fileno=int(control_fd))
+    channels = selectors.DefaultSelector()
+    channels.register(control, selectors.EVENT_READ)
+    keepers: set[int] = set()
     while True:
-        try:
-            message, fds, _, _ = socket.recv_fds(control, MAX_MESSAGE, 2)
-        except OSError:
-            return
-        if not message:
-            return
-        request = json.loads(message)
-        if request["kind"] == "spawn":
-            reply = {"pid": _fork_child(request, fds, control)}
-        else:
-            reply = _wait(int(request["pid"]), request.get("timeout"))
-        control.sendall(json.dumps(reply).encode())
+        _reap(keepers)
+        for key, _ in channels.select(timeout=1.0):
+            channel: socket.socket = key.fileobj  # type: ignore[assignment]
+            try:
+                message, fds, _, _ = socket.recv_fds(channel, MAX_MESSAGE, 4)
+            except OSError:
+                message, fds = b"", []
+            if not message:
+                channels.unregister(channel)
+                channel.close()
+                if channel is control:
+                    return  # the owner is gone
+                continue
+            request = json.loads(message)
+            if request["kind"] == "channel":
+                channels.register(socket.socket(fileno=fds[0]), selectors.EVENT_READ)
+                continue
+            if request["kind"] == "spawn":
+                reply = _spawn(request["spec"], fds, channels, keepers)
+            else:  # "kill": a keeper that did not end when asked (never a pid this zygote did not start)
+                pid = int(request.get("pid", 0))
+                if pid in keepers:
+                    os.kill(pid, signal.SIGKILL)
+                reply = {"killed": pid in keepers}
+            try:
+                channel.sendall(json.dumps(reply).encode())
+            except OSError:
+                pass
 
 
-def _fork_child(request: dict, fds: list[int], control: socket.socket) -> int:
+def _spawn(spec: dict, fds: list[int], channels: selectors.BaseSelector, keepers: set[int]) -> dict[str, Any]:
+    from autograder.sandbox import keeper
+
+    report_read, report_write = os.pipe()
     pid = os.fork()
-    if pid:
-        for fd in fds:
-            os.close(fd)
-        return pid
-    code = 0
+    if pid == 0:
+        os.close(report_read)
+        for key in list(channels.get_map().values()):
+            key.fileobj.close()  # type: ignore[union-attr]
+        channels.close()
+        keeper.start(spec, (fds[0], fds[1], fds[2]), report_fd=report_write)
+    os.close(report_write)
+    for fd in fds:
+        os.close(fd)
+    with os.fdopen(report_read, "rb") as report:
+        line = report.readline(1 << 16)
     try:
-        control.close()
-        os.setsid()
-        os.chdir(request["cwd"])
-        os.environ.clear()
-        os.environ.update(request["env"])
-        tempfile.tempdir = None  # recomputed from the child's TMPDIR
-        from autograder.sandbox import child
-
-        child.main(json.dumps(request["limits"] | {"request_fd": fds[0], "reply_fd": fds[1]}))
-    except BaseException:
-        code = 70
-    finally:
-        os._exit(code)
+        reply = json.loads(line)
+    except ValueError:
+        reply = {"error": "the child's keeper ended before it started"}
+    if "pid" in reply:
+        keepers.add(int(reply["pid"]))
+    return reply
 
 
-def _wait(pid: int, timeout: float | None) -> dict[str, Any]:
-    deadline = None if timeout is None else time.monotonic() + timeout
+def _reap(keepers: set[int]) -> None:
+    """Collect every ended child (the keepers, and as PID 1 any orphan)."""
     while True:
         try:
-            done, status = os.waitpid(pid, 0 if deadline is None else os.WNOHANG)
+            pid, _ = os.waitpid(-1, os.WNOHANG)
         except ChildProcessError:
-            return {"returncode": None}
-        if done:
-            return {"returncode": os.waitstatus_to_exitcode(status)}
-        if time.monotonic() >= deadline:
-            return {"timeout": True}
-        time.sleep(POLL_S)
+            return
+        if pid == 0:
+            return
+        keepers.discard(pid)
 
 
 # -- the grader's side -------------------------------------------------------------
-class ForkedChild:
-    """A child forked by the zygote, with the part of ``subprocess.Popen``'s interface the sandbox uses."""
-
-    def __init__(self, pid: int, zygote: Zygote) -> None:
-        self.pid, self._zygote, self.returncode = pid, zygote, None
-
-    def wait(self, timeout: float | None = None) -> int | None:
-        """The exit status as ``Popen.returncode`` gives it (``-signal`` when killed); ``TimeoutExpired`` at
-        ``timeout``."""
-        if self.returncode is None:
-            try:
-                reply = self._zygote.request(
-                    {"kind": "wait", "pid": self.pid, "timeout": timeout}, (), None if timeout is None else timeout + 5
-                )
-            except ZygoteError:
-                return None  # the zygote is gone; so is the status
-            if reply.get("timeout"):
-                raise subprocess.TimeoutExpired(f"sandbox child {self.pid}", timeout)
-            self.returncode = reply["returncode"]
-        return self.returncode
-
-
 class Zygote:
-    """The grader's handle on one fork server."""
+    """The grader's handle on one fork server (of one isolation level)."""
 
-    def __init__(self, preload: tuple[str, ...] = PRELOAD + PRELOAD_TORCH, start_timeout_s: float = 60.0) -> None:
-        self.preload = preload
-        self.start_timeout_s = start_timeout_s
-        self._home = Path(tempfile.mkdtemp(prefix="attnlab-zygote-"))
+    def __init__(self, level: Level, preload: tuple[str, ...] = PRELOAD + PRELOAD_TORCH, start_timeout_s: float = 60.0):
+        self.level, self.preload, self.start_timeout_s = level, preload, start_timeout_s
+        self.home = Path(tempfile.mkdtemp(prefix="attnlab-zygote-"))
+        self.works = self.home / "works"
+        self.works.mkdir(mode=0o700)
+        if level == Level.USER:  # student uids must reach their own copy, never list the others
+            self.home.chmod(0o711)
+            self.works.chmod(0o711)
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        root = environment.PACKAGE_PARENT if level == Level.NAMESPACES else isolated.PACKAGE_ROOT
+        command = isolated.command(
+            "autograder.sandbox.zygote", "serve", str(theirs.fileno()), ",".join(preload), root=root
+        )
+        if level == Level.NAMESPACES:
+            command = isolation.zygote_bwrap(command, str(self.works))
         self._proc = subprocess.Popen(
-            isolated.command("autograder.sandbox.zygote", "serve", str(theirs.fileno()), ",".join(preload)),
-            cwd=self._home,
-            env=child_env(self._home),
+            command,
+            cwd=self.home,
+            env=environment.child_env("/" if level == Level.NAMESPACES else str(self.home)),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -154,8 +167,14 @@ class Zygote:
         )
         theirs.close()
         self._control = ours
+        self._channel_pid = os.getpid()
         self._ready = False
         self._owner = os.getpid()  # a forked copy of this process shares the server but does not own it
+
+    @property
+    def confined(self) -> bool:
+        """Whether each child gets its own namespaces (the zygote runs inside bubblewrap)."""
+        return self.level == Level.NAMESPACES
 
     def alive(self) -> bool:
         if os.getpid() != self._owner:
@@ -166,18 +185,32 @@ class Zygote:
             return True
         return self._proc.poll() is None
 
-    def spawn(self, cwd: Path, env: dict[str, str], limits: dict[str, Any], fds: tuple[int, int]) -> ForkedChild:
-        """Fork a child that serves requests on ``fds`` (its request and reply ends) from ``cwd``."""
-        timeout = 10.0 if self._ready else self.start_timeout_s  # the first answer waits for the preload
-        reply = self.request({"kind": "spawn", "cwd": str(cwd), "env": env, "limits": limits}, fds, timeout)
+    def workspace(self) -> Path:
+        """A new, empty folder for one working copy, under the folder the zygote sees."""
+        return Path(tempfile.mkdtemp(prefix="w-", dir=self.works))
+
+    def spawn(self, spec: dict[str, Any], fds: tuple[int, int, int]) -> int:
+        """Fork a keeper for ``spec`` serving on ``fds``; its pid as the zygote sees it."""
+        timeout = SPAWN_TIMEOUT_S if self._ready else self.start_timeout_s  # the first answer waits for the preload
+        reply = self.request({"kind": "spawn", "spec": spec}, fds, timeout)
         self._ready = True
-        return ForkedChild(int(reply["pid"]), self)
+        if "pid" not in reply:
+            raise ZygoteError(f"the sandbox fork server could not start a child: {reply.get('error')}")
+        return int(reply["pid"])
+
+    def kill(self, pid: int) -> None:
+        """Kill keeper ``pid`` (a last resort: a keeper ends its child itself when asked)."""
+        try:
+            self.request({"kind": "kill", "pid": pid}, (), SPAWN_TIMEOUT_S)
+        except ZygoteError:
+            pass
 
     def request(self, message: dict, fds: tuple[int, ...], timeout: float | None) -> dict[str, Any]:
+        channel = self._channel()
         try:
-            self._control.settimeout(timeout)
-            socket.send_fds(self._control, [json.dumps(message).encode()], list(fds))
-            reply = self._control.recv(MAX_MESSAGE)
+            channel.settimeout(timeout)
+            socket.send_fds(channel, [json.dumps(message).encode()], list(fds))
+            reply = channel.recv(MAX_MESSAGE)
         except OSError as error:  # socket.timeout is an OSError
             self.close()
             raise ZygoteError(f"the sandbox fork server did not answer ({error})") from None
@@ -185,6 +218,19 @@ class Zygote:
             self.close()
             raise ZygoteError("the sandbox fork server ended")
         return json.loads(reply)
+
+    def _channel(self) -> socket.socket:
+        """This process's own conversation with the zygote (a forked copy of the owner opens a new one)."""
+        if self._channel_pid != os.getpid():
+            ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+            try:
+                socket.send_fds(self._control, [json.dumps({"kind": "channel"}).encode()], [theirs.fileno()])
+            except OSError as error:
+                raise ZygoteError(f"the sandbox fork server did not answer ({error})") from None
+            finally:
+                theirs.close()
+            self._control, self._channel_pid = ours, os.getpid()
+        return self._control
 
     def close(self) -> None:
         try:
@@ -199,46 +245,37 @@ class Zygote:
             except (ProcessLookupError, PermissionError):
                 pass
             self._proc.wait()
-        shutil.rmtree(self._home, ignore_errors=True)
+        shutil.rmtree(self.home, ignore_errors=True)
 
 
-_shared: Zygote | None = None
+_shared: dict[Level, Zygote] = {}
 
 
 def enabled() -> bool:
     return os.environ.get(ENV_SWITCH, "1") != "0" and hasattr(socket, "send_fds") and hasattr(os, "fork")
 
 
-def shared(torch: bool | None = None) -> Zygote | None:
-    """This process's fork server, started on first use (and again if it died); None when turned off.
+def shared(level: Level, torch: bool | None = None) -> Zygote | None:
+    """This process's fork server for ``level``, started on first use (and again if it died); None when off.
 
     Args:
         torch: True: one that preloads torch (a running one without it is replaced);
             False: any running one, else a new one without torch; None: any running one,
             else a new one with torch.
     """
-    global _shared
     if not enabled():
         return None
+    current = _shared.get(level)
     wanted = torch is not False
-    stale = _shared is not None and (not _shared.alive() or (torch is True and "torch" not in _shared.preload))
+    stale = current is not None and (not current.alive() or (torch is True and "torch" not in current.preload))
     if stale:
-        _shared.close()
-    if _shared is None or stale:
-        _shared = Zygote(PRELOAD + (PRELOAD_TORCH if wanted else ()))
-    return _shared
-
-
-def prestart(torch: bool = True) -> None:
-    """Start the fork server now, so its imports overlap with the grader's own start-up.
-
-    Args:
-        torch: preload torch (only worth its 2 s when a torch step will be graded).
-    """
-    shared(torch)
+        current.close()
+    if current is None or stale:
+        current = _shared[level] = Zygote(level, PRELOAD + (PRELOAD_TORCH if wanted else ()))
+    return current
 
 
 @atexit.register
 def _close_shared() -> None:
-    if _shared is not None:
-        _shared.close()
+    for server in _shared.values():
+        server.close()

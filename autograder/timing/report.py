@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from autograder.text import escape_controls
 from autograder.timing.calibration import SERIES
 
 SCHEMA = "attnlab-timing/1"
@@ -223,9 +224,10 @@ def _object(value: Any, where: str, keys: tuple[str, ...]) -> dict[str, Any]:
 
 
 def _text(value: Any, where: str) -> str:
+    """A string of the report, control characters escaped (it came from the student's folder)."""
     if not isinstance(value, str) or len(value) > MAX_TEXT:
         _fail(where, f"a string of at most {MAX_TEXT} characters", value)
-    return value
+    return escape_controls(value)
 
 
 def _flag(value: Any, where: str) -> bool:

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
+from autograder import messages
 from autograder.sandbox.client import Limits, Sandbox, StudentCallError
 from autograder.timing import analysis, plots, report
 from autograder.timing.calibration import GPU_NOT_CALIBRATED, SERIES, Sweep, device_class, sweep_for, windows_for
@@ -41,8 +42,8 @@ def limits_for(device: str) -> Limits:
     memory = resource.RLIM_INFINITY if device_class(device) != "cpu" else 8 << 30
     return Limits(
         call_timeout_s=300.0,
-        retry_timeout_s=300.0,
         import_timeout_s=120.0,
+        step_budget_s=float("inf"),  # a measurement run takes as long as its sweep
         cpu_per_call_s=900,
         cpu_total_s=3600,
         memory_bytes=memory,
@@ -62,7 +63,9 @@ class _Student:
         try:
             value = self.sandbox.call(MODULE, function, *args, **kwargs)
         except StudentCallError as error:
-            raise MeasurementError(f"{text} {error.reason}", error.output) from None
+            raise MeasurementError(
+                messages.call_outcome(error.outcome, text, called=f"{MODULE}.{function}"), error.output
+            ) from None
         self.bar.update()
         return value
 
@@ -116,7 +119,8 @@ def _environment(sandbox: Sandbox, device: str | None, d: int) -> dict[str, Any]
     try:
         found = sandbox.probe("timing_environment", MODULE, device, d)
     except StudentCallError as error:
-        raise MeasurementError(f"importing timing.py and describing the device {error.reason}", error.output) from None
+        what = "importing timing.py and describing the device"
+        raise MeasurementError(messages.call_outcome(error.outcome, what), error.output) from None
     if device is not None and device_class(device) == "cuda" and not found.get("cuda_available"):
         raise MeasurementError(
             f"--device {device}: torch sees no CUDA device here (torch {found.get('torch')}); run on a "

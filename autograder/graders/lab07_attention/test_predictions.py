@@ -17,9 +17,11 @@ import pytest
 
 from autograder import predictions
 from autograder.checking import Lab
+from autograder.i18n import N_
 from autograder.predictions import AnswerFormError, Question
 
 pytestmark = pytest.mark.step("predictions")
+NO_PREDICTION = N_("no predictions yet (PREDICTIONS in predictions.py)")
 
 SEE_SECTION = "the value the reference computes (section '{title}' shows why)"
 
@@ -39,7 +41,7 @@ def check_prediction(lab: Lab, question: Question) -> None:
     if status == "not_plain":
         got.fail(f"your prediction as a plain literal ({question.answer})", detail)
     if answer is None:
-        got.fail(f"your prediction ({question.answer})", "None (no prediction yet)")
+        got.fail(f"your prediction ({question.answer})", "None (no prediction yet)", not_started=NO_PREDICTION)
     try:
         answer = predictions.normalise(question, answer)
     except AnswerFormError as error:

@@ -18,6 +18,8 @@ import pytest
 
 from autograder.cases import timing as timing_cases
 from autograder.checking import Got, Lab, expect_case, expect_that
+from autograder.i18n import N_
+from autograder.sandbox import outcome as outcomes
 from autograder.sandbox.client import StudentCallError
 from autograder.timing import analysis, explain, report
 from autograder.timing.calibration import (
@@ -33,6 +35,8 @@ from autograder.timing.calibration import (
 from autograder.timing.report import ReportError, TimingReport
 
 pytestmark = pytest.mark.step("timing")
+
+NO_REPORT_YET = N_("no reports/timing.json yet: run `attnlab timing` in your lab folder")
 
 MAX_SECONDS_PER_PASS = 60.0  # one forward pass or one token; more and the unit is milliseconds
 MAX_REMEASURED = 1e6  # seconds; anything above is not a measurement
@@ -61,11 +65,22 @@ def grading_device(lab: Lab, found: TimingReport | ReportError) -> dict[str, Any
     return value if isinstance(value, dict) else {"cuda_available": False}
 
 
+def _cannot_start_cuda(outcome: outcomes.Failure) -> bool:
+    """Whether the grading sandbox could not start CUDA (out of memory, or CUDA's own error), by outcome type."""
+    if isinstance(outcome, outcomes.Crashed):
+        return True
+    return isinstance(outcome, outcomes.Raised) and (
+        outcome.raised_as("MemoryError") or "cuda" in outcome.message.lower() or "memory" in outcome.message.lower()
+    )
+
+
 def _report(lab: Lab, found: TimingReport | ReportError) -> TimingReport:
     """The validated report; a failed check that says how to make one when there is none."""
     if isinstance(found, ReportError):
         got = explain.NO_REPORT if found.missing else explain.BAD_REPORT.format(problem=found.message)
-        Got(lab.step, report.PATH, None).fail(explain.RUN_COMMAND, got)
+        Got(lab.step, report.PATH, None).fail(
+            explain.RUN_COMMAND, got, not_started=NO_REPORT_YET if found.missing else ""
+        )
     return found
 
 
@@ -376,7 +391,7 @@ def test_remeasurement(lab: Lab, found: TimingReport | ReportError, grading_devi
         try:  # the grading sandbox may not be able to start CUDA (its address-space limit): then not comparable either
             lab.sandbox.call("timing", "time_attention", 256, data.attention.d, device, 1)
         except StudentCallError as error:
-            if "cuda" in error.reason.lower() or "memory" in error.reason.lower():
+            if _cannot_start_cuda(error.outcome):
                 grading_device["cuda_available"] = False
                 return
     attention, decoding = data.attention, data.decoding

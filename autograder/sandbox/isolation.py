@@ -1,0 +1,250 @@
+"""Which isolation layer student code gets on this machine, and why.
+
+Three layers, strongest first; the audit hook and the resource limits are on in every one:
+
+- ``namespaces``: bubblewrap (Linux namespaces). Student code sees a minimal
+  read-only filesystem with its working copy the only writable place, its own
+  PID, network and IPC namespaces, and (as root) an unprivileged uid.
+- ``user``: the grader runs as root without usable namespaces (a Docker or
+  Gradescope container): student code runs as a separate unprivileged uid, so
+  the operating system keeps it out of whatever that uid may not read, and away
+  from the grader's and other students' processes.
+- ``hook``: neither (macOS, Windows, a non-root user without user namespaces):
+  only the CPython audit hook, which native code can get around.
+
+``ATTNLAB_ISOLATION=namespaces|user|hook`` caps the layer used (to test the
+fallbacks); ``attnlab grade --isolation LEVEL`` refuses to grade below LEVEL.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from functools import lru_cache
+
+from autograder import isolated
+from autograder.sandbox import bwrap, environment
+
+ENV_LEVEL = "ATTNLAB_ISOLATION"
+NOBODY = 65534  # the student processes' uid and gid in the namespaces layer, when the grader runs as root
+PROBE_TIMEOUT_S = 20.0
+
+
+class Level(enum.IntEnum):
+    """An isolation layer; a larger value isolates more."""
+
+    HOOK = 0
+    USER = 1
+    NAMESPACES = 2
+
+    @property
+    def label(self) -> str:
+        return self.name.lower()
+
+    @classmethod
+    def parse(cls, text: str) -> Level:
+        try:
+            return cls[text.strip().upper()]
+        except KeyError:
+            raise ValueError(
+                f"unknown isolation level {text!r}; known: {', '.join(level.label for level in cls)}"
+            ) from None
+
+
+WHAT = {
+    Level.NAMESPACES: "bubblewrap namespaces: own filesystem view, PID, network and IPC namespaces",
+    Level.USER: "a separate unprivileged uid for student code",
+    Level.HOOK: "the CPython audit hook and resource limits only (native code can get around it)",
+}
+
+
+class IsolationRefused(Exception):
+    """Grading was asked for a stronger isolation than this machine gives; the message says why."""
+
+
+@dataclass(frozen=True)
+class Availability:
+    """What this machine gives: for every layer, whether it works and why (or why not)."""
+
+    works: dict[Level, bool]
+    why: dict[Level, str]
+
+    @property
+    def best(self) -> Level:
+        return max(level for level, ok in self.works.items() if ok)
+
+
+def running_as_root() -> bool:
+    return hasattr(os, "geteuid") and os.geteuid() == 0
+
+
+def namespaces_spec() -> dict:
+    """What a confined child of the fork server is made with (the namespaces layer)."""
+    root = running_as_root()
+    return {
+        "confine": {"userns": not root, "name": "selftest"},
+        "uid": NOBODY if root else None,
+        "gid": NOBODY if root else None,
+        "checked": True,
+    }
+
+
+def zygote_bwrap(inner: list[str], works: str) -> list[str]:
+    """The bubblewrap command of the namespaces layer's fork server (working copies under ``works``)."""
+    root = running_as_root()
+    return bwrap.command(
+        inner,
+        writable=(works, environment.WORKS),
+        privileged=root,
+        capabilities=bwrap.ZYGOTE_CAPABILITIES,
+        chdir="/",
+    )
+
+
+def _probe_namespaces() -> tuple[bool, str]:
+    if not sys.platform.startswith("linux"):
+        return False, f"bubblewrap needs Linux (this is {sys.platform})"
+    if bwrap.executable() is None:
+        return False, "bubblewrap (bwrap) is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="attnlab-probe-") as works:
+        inner = isolated.command(
+            "autograder.sandbox.keeper", "selftest", json.dumps(namespaces_spec()), root=environment.PACKAGE_PARENT
+        )
+        try:
+            done = subprocess.run(
+                zygote_bwrap(inner, works),
+                env=environment.child_env("/"),
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+                timeout=PROBE_TIMEOUT_S,
+            )
+        except (OSError, subprocess.TimeoutExpired) as error:
+            return False, f"bubblewrap could not be started ({error})"
+    answer = done.stdout.strip().splitlines()[-1:] or done.stderr.strip().splitlines()[-1:] or ["no answer"]
+    if done.returncode == 0 and answer == ["ok"]:
+        mode = "as root, privileged; student code runs as uid 65534" if running_as_root() else "in a user namespace"
+        return True, f"bubblewrap {bwrap.executable()} works ({mode})"
+    return False, f"bubblewrap cannot confine a child here: {answer[0][:300]}"
+
+
+def _closed_folder(path: str) -> str | None:
+    """The first folder on the way to ``path`` that other users cannot pass through, if any."""
+    current = "/"
+    for part in os.path.realpath(path).split("/")[1:]:
+        current = os.path.join(current, part)
+        try:
+            if os.path.isdir(current) and not os.stat(current).st_mode & 0o001:
+                return current
+        except OSError:
+            return current
+    return None
+
+
+def readable_by_others(path: os.PathLike | str) -> bool:
+    """Whether a user other than the owner can read ``path`` (every folder on the way open to them, the file or
+    folder itself readable): at the user layer, student code could."""
+    try:
+        return _closed_folder(os.path.dirname(os.path.realpath(path))) is None and bool(os.stat(path).st_mode & 0o004)
+    except OSError:
+        return False
+
+
+def _probe_user() -> tuple[bool, str]:
+    if not running_as_root():
+        return False, "the grader does not run as root (only root can run student code as another user)"
+    closed = next(filter(None, (_closed_folder(root) for root in bwrap.python_roots())), None)
+    if closed is not None:
+        return False, f"other users cannot read this Python installation ({closed} is closed to them)"
+    try:
+        done = subprocess.run(
+            isolated.command("autograder.sandbox.keeper", "loads"),
+            user=NOBODY,
+            group=NOBODY,
+            extra_groups=[],
+            cwd="/",
+            env=environment.child_env("/"),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=PROBE_TIMEOUT_S,
+        )
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return False, f"an unprivileged uid could not start Python ({error})"
+    if done.returncode != 0:
+        return False, "an unprivileged uid cannot load this Python and the kit (are they readable by other users?)"
+    return True, "the grader runs as root, so student code runs as a separate unprivileged uid per sandbox"
+
+
+@lru_cache(maxsize=1)
+def _namespaces() -> tuple[bool, str]:
+    return _probe_namespaces()
+
+
+@lru_cache(maxsize=1)
+def _user() -> tuple[bool, str]:
+    return _probe_user()
+
+
+PROBES = {Level.NAMESPACES: _namespaces, Level.USER: _user, Level.HOOK: lambda: (True, WHAT[Level.HOOK])}
+
+
+def available() -> Availability:
+    """Probe every layer on this machine (each once per process: a bubblewrap start, a Python start)."""
+    found = {level: probe() for level, probe in PROBES.items()}
+    return Availability(
+        works={level: ok for level, (ok, _) in found.items()}, why={level: why for level, (_, why) in found.items()}
+    )
+
+
+def cap() -> Level | None:
+    """The strongest layer allowed by ``ATTNLAB_ISOLATION`` (None: no cap)."""
+    text = os.environ.get(ENV_LEVEL, "").strip()
+    return Level.parse(text) if text else None
+
+
+def choose(required: Level | None = None) -> Level:
+    """The layer to grade with: the strongest available one under the cap; refused below ``required``.
+
+    Layers are probed strongest first and only as far as needed.
+    """
+    limit = cap()
+    chosen = next(
+        level for level in sorted(Level, reverse=True) if (limit is None or level <= limit) and PROBES[level]()[0]
+    )
+    if required is not None and chosen < required:
+        found = available()
+        reasons = "; ".join(
+            f"{level.label}: {found.why[level]}" for level in sorted(Level, reverse=True) if level > chosen
+        )
+        capped = f" ({ENV_LEVEL}={limit.label} caps it)" if limit is not None and limit < required else ""
+        raise IsolationRefused(
+            f"grading needs isolation {required.label}, but this machine gives only {chosen.label}{capped}: "
+            f"{reasons}. Run `attnlab doctor` for details."
+        )
+    return chosen
+
+
+def doctor_lines() -> list[str]:
+    """What ``attnlab doctor`` prints about isolation: each layer, whether it works here and why."""
+    found = available()
+    limit = cap()
+    lines = ["Isolation of student code (strongest first):"]
+    for level in sorted(Level, reverse=True):
+        mark = "yes" if found.works[level] else "no "
+        lines.append(f"  [{mark}] {level.label:<10} {found.why[level]}")
+    chosen = choose()
+    lines.append(f"Grading here uses: {chosen.label} ({WHAT[chosen]})")
+    if limit is not None:
+        lines.append(f"  ({ENV_LEVEL}={limit.label} caps the layer)")
+    if chosen < Level.NAMESPACES:
+        lines.append(
+            "  Stronger isolation: install bubblewrap and allow unprivileged user namespaces "
+            "(sysctl kernel.unprivileged_userns_clone=1 / user.max_user_namespaces > 0), or grade as root."
+        )
+    return lines

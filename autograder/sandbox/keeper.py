@@ -1,0 +1,320 @@
+"""The keeper of one sandboxed child: confines it, watches it, and ends everything it started.
+
+Every sandbox child is a pair of processes. The *keeper* (trusted, never runs
+student code) forks the *student* process, which drops what it may not keep and
+becomes :func:`autograder.sandbox.child.main`. The keeper then waits for one of
+two things: the student process ends (the keeper sends its wait status to the
+grader on the control socket), or the grader shuts the control socket (the
+keeper kills the student process). Either way the keeper kills every process
+the student process started, waits until they are gone, and only then closes
+the control socket: the grader's end of it reading end-of-file means nothing of
+that child is left. The keeper is PID 1 of its own PID namespace in the
+namespaces layer (leaving it ends the namespace); elsewhere it is a child
+subreaper (orphans of the student process become its children), and in the
+user layer it also removes what the sandbox's own uid left in the shared
+temporary folders.
+
+Inside the fork server of the namespaces layer, each child first gets its own
+namespaces (:func:`_confine`): a new PID, mount, network, IPC and UTS namespace
+(and user namespace when not root), its own working copy bound at
+:data:`environment.HOME`, every other working copy hidden, a private ``/tmp``
+and ``/dev/shm``, and a ``/proc`` that shows only its own processes.
+
+The spec (JSON, from the grader) says which of that applies::
+
+    {"work": folder, "env": {...}, "limits": {...},
+     "confine": null | {"userns": bool, "name": working-copy folder name},
+     "uid": null | int, "gid": null | int,   # the student process drops to these (the grader runs as root)
+     "checked": bool}                       # refuse to run student code with any capability left
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import shutil
+import signal
+import socket
+import tempfile
+from typing import Any, NoReturn
+
+from autograder.sandbox import environment, linux
+
+EXIT_SETUP_FAILED = 71  # the student process could not be confined; no student code ran
+TMP_SIZE = "size=64m"
+SHM_SIZE = "size=16m"
+POLL_S = 0.01
+SHARED_TEMPORARY = ("/tmp", "/var/tmp", "/dev/shm")  # writable by every uid
+
+
+# -- entry points -------------------------------------------------------------------------
+def main(spec_json: str) -> int:
+    """A keeper started as its own process (``python -I``, possibly inside bubblewrap); never returns."""
+    spec = json.loads(spec_json)
+    start(spec, (spec["fds"]["request"], spec["fds"]["reply"], spec["fds"]["control"]))
+    return EXIT_SETUP_FAILED  # not reached
+
+
+def start(spec: dict[str, Any], fds: tuple[int, int, int], report_fd: int | None = None) -> NoReturn:
+    """Run in a fresh process (a fork of the fork server, or :func:`main`): confine if asked, then keep.
+
+    ``report_fd`` receives one JSON line, ``{"pid": keeper}`` or ``{"error": ...}`` (the fork server's
+    view of the keeper, for a last-resort kill).
+    """
+    try:
+        if spec.get("confine"):
+            _enter_namespaces(spec["confine"])
+            keeper = os.fork()  # the first process of the new PID namespace
+            if keeper:
+                _report(report_fd, {"pid": keeper})
+                os._exit(0)
+            if report_fd is not None:
+                os.close(report_fd)
+            _confine(spec["confine"])
+        else:
+            _report(report_fd, {"pid": os.getpid()})
+            if os.getpid() != 1:
+                linux.prctl(linux.PR_SET_CHILD_SUBREAPER, 1)
+            if os.getsid(0) != os.getpid():
+                os.setsid()
+    except BaseException as error:
+        _report(report_fd, {"error": f"{type(error).__name__}: {error}"})
+        _fail(fds[2], f"the sandbox could not confine the child: {error}")
+    student = os.fork()
+    if student == 0:
+        _become_student(spec, fds)
+    _keep(student, fds, spec)
+
+
+def selftest(spec_json: str) -> int:
+    """Confine a throw-away child exactly as a sandbox child is (``spec``: ``confine``, ``uid``, ``gid``), and
+    drop its privileges; print ``ok`` or what failed. Exit status 0 either way."""
+    spec = json.loads(spec_json)
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read)
+        try:
+            _enter_namespaces(spec["confine"])
+            if os.fork() == 0:  # PID 1 of the new namespace
+                _confine(spec["confine"], bind=False)
+                student = os.fork()
+                if student == 0:
+                    _drop_privileges(spec)
+                    os.write(write, b"ok")
+                    os._exit(0)
+                os.waitpid(student, 0)
+                os._exit(0)
+        except BaseException as error:
+            os.write(write, f"{type(error).__name__}: {error}".encode()[:500])
+        os._exit(0)
+    os.close(write)
+    with os.fdopen(read, "rb") as answer:
+        text = answer.read().decode(errors="replace")
+    os.waitpid(pid, 0)
+    print(text or "the confined test process ended without an answer")
+    return 0
+
+
+def loads() -> int:
+    """Import what a child imports (exit 0 when that works): run as the student uid to check it can read Python."""
+    import numpy  # noqa: F401
+
+    from autograder.sandbox import child  # noqa: F401
+
+    return 0
+
+
+# -- confinement ------------------------------------------------------------------------------------
+def _enter_namespaces(confine: dict[str, Any]) -> None:
+    """New namespaces for this (single-threaded, just forked) process; its next child is their PID 1."""
+    uid, gid = os.getuid(), os.getgid()
+    flags = linux.CLONE_NEWNS | linux.CLONE_NEWPID | linux.CLONE_NEWNET | linux.CLONE_NEWIPC | linux.CLONE_NEWUTS
+    if confine.get("userns"):
+        flags |= linux.CLONE_NEWUSER
+    linux.unshare(flags)
+    if confine.get("userns"):
+        linux.write_id_maps(uid, gid)
+
+
+def _confine(confine: dict[str, Any], bind: bool = True) -> None:
+    """In the new mount namespace (as its PID 1): only this child's working copy, a private /tmp, /dev/shm
+    and /proc."""
+    private = linux.MS_NOSUID | linux.MS_NODEV
+    linux.mount(None, "/", None, linux.MS_REC | linux.MS_PRIVATE)
+    if bind:
+        linux.mount(f"{environment.WORKS}/{confine['name']}", environment.HOME, None, linux.MS_BIND | linux.MS_REC)
+    hide = private | linux.MS_NOEXEC | linux.MS_RDONLY
+    linux.mount("tmpfs", environment.WORKS, "tmpfs", hide, "size=4k,mode=000")
+    linux.mount("tmpfs", environment.TMP, "tmpfs", private, f"{TMP_SIZE},mode=1777")
+    if os.path.isdir("/dev/shm"):
+        linux.mount("tmpfs", "/dev/shm", "tmpfs", private | linux.MS_NOEXEC, f"{SHM_SIZE},mode=1777")
+    linux.mount("proc", "/proc", "proc", private | linux.MS_NOEXEC)
+
+
+def _become_student(spec: dict[str, Any], fds: tuple[int, int, int]) -> NoReturn:
+    """The student process: drop privileges, check nothing is left, move into the working copy, serve.
+
+    Never returns: whatever happens, this process ends here (it is a fork of trusted code).
+    """
+    try:
+        try:
+            os.setsid()  # its own session and process group: a signal to its group never reaches the keeper
+            _drop_privileges(spec)
+            os.chdir(spec["work"])
+            os.environ.clear()
+            os.environ.update(spec["env"])
+            tempfile.tempdir = None  # recomputed from the child's TMPDIR
+            from autograder.sandbox import child
+        except BaseException as error:  # no student code runs; the grader learns why
+            _fail(fds[2], f"the sandbox could not confine the child: {type(error).__name__}: {error}")
+        os.close(fds[2])
+        child.main(json.dumps(spec["limits"] | {"request_fd": fds[0], "reply_fd": fds[1]}))
+        code = 0
+    except BaseException:
+        code = 70
+    os._exit(code)
+
+
+def _drop_privileges(spec: dict[str, Any]) -> None:
+    """To the unprivileged uid (as root) or no capabilities at all (in a user namespace); then check."""
+    if spec.get("uid") is not None:
+        linux.drop_bounding_set()
+        os.setgroups([])
+        os.setgid(int(spec["gid"]))
+        os.setuid(int(spec["uid"]))
+        linux.clear_capabilities()  # the inheritable set survives a change of uid
+    elif (spec.get("confine") or {}).get("userns"):
+        linux.drop_bounding_set()
+        linux.clear_capabilities()
+    linux.prctl(linux.PR_SET_PDEATHSIG, signal.SIGKILL)  # after any uid change, which clears it
+    if spec.get("checked"):
+        caps = linux.capabilities()
+        left = {name: value for name, value in caps.items() if name != "CapBnd" and value}
+        if left or (spec.get("uid") is not None and 0 in (os.getuid(), os.geteuid())):
+            raise PermissionError(f"privileges left after dropping them: {left}")
+
+
+# -- keeping ----------------------------------------------------------------------------------------
+def _keep(student: int, fds: tuple[int, int, int], spec: dict[str, Any]) -> NoReturn:
+    """Wait for the student process or the grader; then end everything and report."""
+    os.close(fds[0])
+    os.close(fds[1])
+    control = socket.socket(fileno=fds[2])
+    status = None
+    try:
+        status = _wait_for(student, control)
+        control.sendall(json.dumps({"status": status}).encode() + b"\n")
+    except OSError:
+        pass  # the grader is gone; still end everything
+    finally:
+        _end_all()
+        _remove_leftovers(spec)
+        os._exit(0)  # closes the control socket: the grader reads end-of-file once nothing is left
+
+
+def _wait_for(student: int, control: socket.socket) -> int:
+    """The student process's wait status; it is killed first if the grader shuts the control socket."""
+    try:
+        watch = os.pidfd_open(student)
+    except (AttributeError, OSError):
+        watch = None
+    while True:
+        watched = [control] + ([watch] if watch is not None else [])
+        ready, _, _ = select.select(watched, [], [], None if watch is not None else POLL_S)
+        done, status = os.waitpid(student, os.WNOHANG)
+        if done:
+            return status
+        if control in ready and not control.recv(64):  # the grader's shutdown: stop the student process
+            os.kill(student, signal.SIGKILL)
+            return os.waitpid(student, 0)[1]
+
+
+def _end_all() -> None:
+    """Kill every process left of this child and reap it (PID 1: everything in the namespace; otherwise every
+    descendant, which as a subreaper this process inherits)."""
+    if os.getpid() == 1:
+        try:
+            os.kill(-1, signal.SIGKILL)  # PID 1 of its own namespace: every other process in it
+        except ProcessLookupError:
+            pass
+    while True:
+        for pid in _children():
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        try:
+            os.waitpid(-1, 0)
+        except ChildProcessError:
+            return
+
+
+def _remove_leftovers(spec: dict[str, Any]) -> None:
+    """The user layer: what the sandbox's own uid left in the shared temporary folders goes with it (that uid is
+    this sandbox's alone, so everything it owns there is the child's)."""
+    uid = spec.get("uid")
+    if uid is None or spec.get("confine") or uid == 0:
+        return
+    for folder in SHARED_TEMPORARY:
+        try:
+            entries = os.scandir(folder)
+        except OSError:
+            continue
+        with entries:
+            for entry in entries:
+                try:
+                    if entry.stat(follow_symlinks=False).st_uid != uid:
+                        continue
+                    if entry.is_dir(follow_symlinks=False):
+                        shutil.rmtree(entry.path, ignore_errors=True)
+                    else:
+                        os.unlink(entry.path)
+                except OSError:
+                    pass
+
+
+def _children() -> list[int]:
+    """This process's children (``/proc/self/task/*/children``; a scan of ``/proc`` where that is missing)."""
+    me = os.getpid()
+    listed = f"/proc/{me}/task/{me}/children"
+    try:
+        with open(listed, encoding="ascii") as file:
+            return [int(pid) for pid in file.read().split()]
+    except OSError:
+        pass
+    found = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/stat", encoding="ascii", errors="replace") as file:
+                    if int(file.read().rpartition(")")[2].split()[1]) == me:
+                        found.append(int(name))
+            except (OSError, ValueError, IndexError):
+                pass
+    return found
+
+
+# -- reporting --------------------------------------------------------------------------------------
+def _report(fd: int | None, message: dict[str, Any]) -> None:
+    if fd is None:
+        return
+    try:
+        os.write(fd, json.dumps(message).encode() + b"\n")
+        os.close(fd)
+    except OSError:
+        pass
+
+
+def _fail(control_fd: int, error: str) -> NoReturn:
+    """Tell the grader the child could not be confined (no student code ran) and end."""
+    try:
+        with socket.socket(fileno=control_fd) as control:
+            control.sendall(json.dumps({"error": error[:500]}).encode() + b"\n")
+    except OSError:
+        pass
+    try:
+        os.write(2, error.encode(errors="replace") + b"\n")
+    finally:
+        os._exit(EXIT_SETUP_FAILED)

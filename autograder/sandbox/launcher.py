@@ -1,0 +1,246 @@
+"""Start one sandbox child at an isolation level, and end it so that nothing of it is left.
+
+A child is its working copy (a fresh copy of the submission, the only place it
+may write), its keeper (:mod:`autograder.sandbox.keeper`) and the student
+process the keeper watches. It is forked by the fork server of its level
+(:mod:`autograder.sandbox.zygote`) or, without one, started as a fresh
+``python -I`` (inside bubblewrap in the namespaces layer). Three descriptors
+connect it to the grader: the request pipe, the reply pipe and the keeper's
+control socket, on which the keeper reports how the student process ended and
+then closes once every process of the child is gone.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import select
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from autograder import isolated
+from autograder.sandbox import bwrap, environment, isolation, zygote
+from autograder.sandbox.isolation import Level
+
+COPY_IGNORE = shutil.ignore_patterns("__pycache__", ".ipynb_checkpoints", ".git", "reports", "*.pyc")
+MAX_COPIED_FILE_BYTES = 8 << 20
+USER_UID_BASE = 1 << 31  # the user layer's student uids: one per sandbox, never a real account's
+STOP_WAIT_S = 1.0  # for a child to end after its request pipe closed
+KILL_WAIT_S = 5.0  # for a keeper to end everything after it was told to
+_sequence = itertools.count()
+
+
+def _copy_submission(folder: Path, into: Path) -> None:
+    def ignore(directory: str, names: list[str]) -> set[str]:
+        skipped = set(COPY_IGNORE(directory, names))
+        for name in names:
+            path = Path(directory) / name
+            if path.is_file() and not path.is_symlink() and path.stat().st_size > MAX_COPIED_FILE_BYTES:
+                skipped.add(name)
+        return skipped
+
+    shutil.copytree(folder, into, symlinks=True, ignore=ignore, dirs_exist_ok=True)
+
+
+def _give(folder: Path, uid: int, gid: int) -> None:
+    """Make ``folder`` and everything in it belong to the student uid (the grader runs as root)."""
+    os.lchown(folder, uid, gid)
+    for parent, dirs, files in os.walk(folder):
+        for name in dirs + files:
+            os.lchown(os.path.join(parent, name), uid, gid)
+
+
+def student_ids(level: Level) -> tuple[int | None, int | None]:
+    """The uid and gid student code runs as (None: this process's own, or a user namespace's)."""
+    if level == Level.NAMESPACES and isolation.running_as_root():
+        return isolation.NOBODY, isolation.NOBODY
+    if level == Level.USER:  # one uid per sandbox: students cannot signal or read each other's processes
+        uid = USER_UID_BASE + (os.getpid() % (1 << 22)) * 16 + next(_sequence) % 16
+        return uid, uid
+    return None, None
+
+
+@dataclass
+class Ended:
+    """How a child's student process ended: a wait ``status``, or the keeper's ``error`` (nothing ran)."""
+
+    status: int | None = None
+    error: str | None = None
+
+
+class Child:
+    """One running child: where to send requests, where replies come from, and its keeper."""
+
+    def __init__(
+        self,
+        folder: Path,
+        requests: int,
+        replies: int,
+        control: socket.socket,
+        keeper: int | None,
+        server: zygote.Zygote | None,
+        process: subprocess.Popen | None,
+        remove: Path,
+    ) -> None:
+        self.folder, self.replies, self.control, self._remove = folder, replies, control, remove
+        self.requests = os.fdopen(requests, "wb")
+        self._keeper, self._server, self._process = keeper, server, process
+        self._buffer, self._eof, self.ended = b"", False, None
+
+    def poll_ended(self, timeout: float) -> Ended | None:
+        """The keeper's report, if it comes within ``timeout`` seconds (the student process has ended)."""
+        deadline = time.monotonic() + timeout
+        while self.ended is None and not self._eof:
+            if not self._read(deadline - time.monotonic()):
+                break
+        return self.ended
+
+    def _read(self, timeout: float) -> bool:
+        """Read what the keeper sent within ``timeout``; False when nothing came."""
+        ready, _, _ = select.select([self.control], [], [], max(timeout, 0))
+        if not ready:
+            return False
+        try:
+            chunk = self.control.recv(1 << 12)
+        except OSError:
+            chunk = b""
+        if not chunk:
+            self._eof = True
+            return True
+        self._buffer += chunk
+        if b"\n" in self._buffer and self.ended is None:
+            self.ended = _parse_report(self._buffer.partition(b"\n")[0])
+        return True
+
+    def stop(self, graceful: bool = True) -> None:
+        """End the child and wait until nothing of it is left, then remove its working copy."""
+        try:
+            self.requests.close()  # a serving child exits on end-of-file
+        except OSError:
+            pass
+        if graceful:
+            self._wait_eof(STOP_WAIT_S)
+        if not self._eof:
+            try:
+                self.control.shutdown(socket.SHUT_WR)  # the keeper kills the student process and everything else
+            except OSError:
+                pass
+            self._wait_eof(KILL_WAIT_S)
+        if not self._eof:  # a keeper that does not answer: the last resort
+            if self._process is not None:
+                self._process.kill()
+            elif self._server is not None and self._keeper is not None:
+                self._server.kill(self._keeper)
+            self._wait_eof(KILL_WAIT_S)
+        for closing in (self.control.close, lambda: os.close(self.replies)):
+            try:
+                closing()
+            except OSError:
+                pass
+        if self._process is not None:
+            self._process.wait()
+        shutil.rmtree(self._remove, ignore_errors=True)
+
+    def _wait_eof(self, seconds: float) -> None:
+        deadline = time.monotonic() + seconds
+        while not self._eof and time.monotonic() < deadline:
+            self._read(deadline - time.monotonic())
+
+
+def _parse_report(line: bytes) -> Ended:
+    try:
+        report = json.loads(line)
+    except ValueError:
+        return Ended(error="the child's keeper sent an unreadable report")
+    if isinstance(report, dict) and isinstance(report.get("status"), int):
+        return Ended(status=report["status"])
+    return Ended(error=str(report.get("error") if isinstance(report, dict) else report)[:500])
+
+
+def start(submission: Path, level: Level, limits: dict[str, Any], torch: bool | None = None) -> Child:
+    """A new child for ``submission`` at ``level``, serving requests with ``limits``.
+
+    Raises:
+        OSError: the child could not be started at all.
+    """
+    server = zygote.shared(level, torch)
+    uid, gid = student_ids(level)
+    if server is not None:
+        folder = remove = server.workspace()
+    else:
+        remove = Path(tempfile.mkdtemp(prefix="attnlab-sandbox-"))
+        if level == Level.USER:
+            remove.chmod(0o711)  # the student uid reaches its own copy, never lists the folder
+        folder = remove / "work"
+        folder.mkdir(mode=0o700)
+    _copy_submission(submission, folder)
+    folder.chmod(0o700)  # copytree copied the submission folder's own mode
+    if uid is not None:
+        _give(folder, uid, gid)
+    inside = level == Level.NAMESPACES
+    spec: dict[str, Any] = {
+        "work": environment.HOME if inside else str(folder),
+        "env": environment.child_env(environment.HOME, environment.TMP) if inside else environment.child_env(folder),
+        "limits": limits | {"writable": list(environment.PRIVATE if inside else ())},
+        "confine": {"userns": not isolation.running_as_root(), "name": folder.name} if inside and server else None,
+        "uid": uid,
+        "gid": gid,
+        "checked": level > Level.HOOK,
+    }
+    request_read, request_write = os.pipe()
+    reply_read, reply_write = os.pipe()
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    fds = (request_read, reply_write, theirs.fileno())
+    keeper = process = None
+    try:
+        if server is not None:
+            try:
+                keeper = server.spawn(spec, fds)
+            except zygote.ZygoteError:
+                server = None  # started directly instead; the next sandbox starts a fresh fork server
+                spec["confine"] = None
+        if server is None:
+            process = _start_directly(spec, fds, folder, level)
+    except BaseException:
+        for fd in (request_write, reply_read):
+            os.close(fd)
+        ours.close()
+        raise
+    finally:
+        os.close(request_read)
+        os.close(reply_write)
+        theirs.close()
+    return Child(folder, request_write, reply_read, ours, keeper, server, process, remove)
+
+
+def _start_directly(spec: dict[str, Any], fds: tuple[int, int, int], folder: Path, level: Level) -> subprocess.Popen:
+    """A fresh ``python -I`` keeper (inside bubblewrap in the namespaces layer) for ``spec``."""
+    spec = spec | {"fds": {"request": fds[0], "reply": fds[1], "control": fds[2]}}
+    if level == Level.NAMESPACES:
+        inner = isolated.command("autograder.sandbox.keeper", "main", json.dumps(spec), root=environment.PACKAGE_PARENT)
+        command = bwrap.command(
+            inner,
+            writable=(str(folder), environment.HOME),
+            privileged=isolation.running_as_root(),
+            capabilities=bwrap.CHILD_CAPABILITIES,
+            chdir="/",  # the student process moves in itself: as root the keeper may not enter a student's folder
+        )
+    else:
+        command = isolated.command("autograder.sandbox.keeper", "main", json.dumps(spec))
+    return subprocess.Popen(
+        command,
+        cwd=folder,
+        env=spec["env"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        pass_fds=fds,
+        start_new_session=True,
+    )

@@ -1,0 +1,1 @@
+"""The attack suite: submissions a hostile student could write, and what the grader must still guarantee."""

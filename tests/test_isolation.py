@@ -1,0 +1,176 @@
+"""The isolation layers: what `attnlab doctor` says, refusing a weaker layer, and what a child can see at all."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from autograder import cli
+from autograder.cli.common import EXIT_USAGE
+from autograder.sandbox import bwrap, isolation
+from autograder.sandbox.client import Limits, Sandbox
+from autograder.sandbox.isolation import Level
+from tests import kit, layers
+
+VIEW = """
+import os, socket
+
+def exists(path):
+    return os.path.exists(path)
+
+def listing(path):
+    try:
+        return sorted(os.listdir(path))
+    except OSError as error:
+        return type(error).__name__
+
+def pids():
+    return sorted(int(p) for p in os.listdir("/proc") if p.isdigit())
+
+def ids():
+    return [os.getuid(), os.geteuid(), os.getgid()]
+
+def write(path):
+    try:
+        with open(path, "w") as file:
+            file.write("x")
+        return "written"
+    except OSError as error:
+        return type(error).__name__
+
+def connect(host, port):
+    try:
+        socket.create_connection((host, port), timeout=1).close()
+        return "connected"
+    except OSError as error:
+        return type(error).__name__
+
+def caps():
+    with open("/proc/self/status") as status:
+        return {l.split(":")[0]: int(l.split()[1], 16) for l in status if l.startswith("Cap")}
+"""
+NAMESPACES = pytest.mark.skipif(Level.NAMESPACES not in layers.testable(), reason="bubblewrap cannot run here")
+
+
+def test_doctor_names_every_layer_and_the_one_used(capsys: pytest.CaptureFixture) -> None:
+    assert cli.main(["doctor"]) == 0
+    printed = capsys.readouterr().out
+    for level in Level:
+        assert f"] {level.label}" in printed
+    assert f"Grading here uses: {isolation.choose().label}" in printed
+
+
+def test_grade_refuses_a_weaker_layer_than_asked(monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    monkeypatch.setenv(isolation.ENV_LEVEL, "hook")
+    code = cli.main(["grade", str(kit.SOLUTIONS), "--step", "softmax", "--isolation", "namespaces"])
+    assert code == EXIT_USAGE
+    error = capsys.readouterr().err
+    assert "not graded: grading needs isolation namespaces, but this machine gives only hook" in error
+    assert "attnlab doctor" in error
+
+
+def test_the_forced_hook_layer_grades_and_says_so(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys) -> None:
+    monkeypatch.setenv(isolation.ENV_LEVEL, "hook")
+    out = tmp_path / "results.json"
+    assert cli.main(["grade", str(kit.SOLUTIONS), "--step", "softmax", "--json", str(out), "--isolation", "hook"]) == 0
+    assert "Student code ran with isolation: hook" in capsys.readouterr().out
+    results = json.loads(out.read_text())
+    assert results["extra_data"]["isolation"] == "hook" and results["score"] == results["max_score"]
+
+
+@pytest.fixture()
+def view(tmp_path: Path):
+    (tmp_path / "view.py").write_text(VIEW)
+    with Sandbox(tmp_path, Limits(audit_hook=False), isolation=Level.NAMESPACES) as box:  # the OS layer alone
+        yield box
+
+
+@NAMESPACES
+def test_a_namespaced_child_sees_only_what_it_needs(view: Sandbox) -> None:
+    for hidden in (kit.ROOT, kit.HIDDEN, kit.SOLUTIONS, kit.ROOT / "tests"):
+        assert not view.call("view", "exists", str(hidden)), f"{hidden} is visible"
+    assert view.call("view", "listing", "/opt/attnlab") == ["autograder"]
+    home = Path.home()
+    if any(root.startswith(str(home) + "/") for root in bwrap.python_roots()):
+        assert set(view.call("view", "listing", str(home))) <= {".pyenv", ".local", "venvs", ".venv"}
+    else:
+        assert not view.call("view", "exists", str(home))
+    assert view.call("view", "listing", "/tmp") == []
+    assert view.call("view", "pids") == [1, 2], "other processes are visible"
+    assert view.call("view", "listing", "/var/attnlab/works") in ("PermissionError", [])
+
+
+@NAMESPACES
+def test_a_namespaced_child_writes_only_its_copy_and_private_tmp(view: Sandbox) -> None:
+    for path in ("/usr/attack", "/opt/attnlab/autograder/attack.py", f"{bwrap.python_roots()[0]}/attack", "/attack"):
+        assert view.call("view", "write", path) in ("OSError", "PermissionError"), path
+    assert view.call("view", "write", "/tmp/private") == "written" and not Path("/tmp/private").exists()
+    assert view.call("view", "write", "in-the-copy") == "written"
+
+
+@NAMESPACES
+def test_a_namespaced_child_has_no_network_and_no_privileges(view: Sandbox) -> None:
+    assert view.call("view", "connect", "127.0.0.1", 22) != "connected"
+    assert view.call("view", "connect", "1.1.1.1", 53) != "connected"
+    caps = view.call("view", "caps")
+    assert all(value == 0 for name, value in caps.items() if name != "CapBnd"), caps
+    if isolation.running_as_root():
+        assert view.call("view", "ids") == [isolation.NOBODY] * 3
+
+
+@NAMESPACES
+def test_two_students_never_see_each_other(tmp_path: Path) -> None:
+    first, second = tmp_path / "first", tmp_path / "second"
+    for folder in (first, second):
+        folder.mkdir()
+        (folder / "view.py").write_text(VIEW)
+        (folder / f"{folder.name}.txt").write_text(folder.name)
+    limits = Limits(audit_hook=False)
+    with (
+        Sandbox(first, limits, isolation=Level.NAMESPACES) as a,
+        Sandbox(second, limits, isolation=Level.NAMESPACES) as b,
+    ):
+        assert a.call("view", "listing", ".") != b.call("view", "listing", ".")
+        assert "second.txt" not in a.call("view", "listing", ".") and a.call("view", "pids") == [1, 2]
+        assert b.call("view", "pids") == [1, 2]
+
+
+def test_the_listener_of_a_warm_server_is_out_of_reach(tmp_path: Path) -> None:
+    """A Unix socket of the grader's user is neither visible (namespaces) nor connectable (audit hook)."""
+    path = Path("/tmp") / f"attnlab-{os.getuid()}-view-{os.getpid()}.sock"
+    (tmp_path / "view.py").write_text(
+        VIEW + "\ndef unix(path):\n    s = socket.socket(socket.AF_UNIX)\n    s.connect(path)\n"
+    )
+    with socket.socket(socket.AF_UNIX) as listener:
+        listener.bind(str(path))
+        listener.listen(1)
+        try:
+            with Sandbox(tmp_path) as box:
+                assert box.run_call("view", "unix", str(path)).kind in ("raised", "refused")
+        finally:
+            path.unlink()
+
+
+@pytest.mark.slow
+def test_the_user_layer_grades_the_reference_as_another_uid(tmp_path: Path) -> None:
+    python = layers.user_python()
+    if python is None:
+        pytest.skip("the user layer needs root and a Python other users can read")
+    out = tmp_path / "results.json"
+    done = subprocess.run(
+        [python, "-m", "autograder", "grade", str(kit.SOLUTIONS), "--step", "softmax", "--step", "scaling",
+         "--json", str(out), "--isolation", "user"],
+        cwd=tmp_path, env={**os.environ, isolation.ENV_LEVEL: "user"}, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    results = json.loads(out.read_text())
+    assert results["extra_data"]["isolation"] == "user" and results["score"] == results["max_score"] > 0
+    if isolation.readable_by_others(kit.HIDDEN):  # the kit's own hidden graders: the report warns
+        assert f"{kit.HIDDEN} is readable by every user" in results["output"]
+    assert sys.executable != python or isolation._user()[0]
