@@ -101,7 +101,8 @@ def test_a_namespaced_child_sees_only_what_it_needs(view: Sandbox) -> None:
         assert set(view.call("view", "listing", str(home))) <= {".pyenv", ".local", "venvs", ".venv"}
     else:
         assert not view.call("view", "exists", str(home))
-    assert view.call("view", "listing", "/tmp") == []
+    under_tmp = {Path(root).relative_to("/tmp").parts[0] for root in bwrap.python_roots() if root.startswith("/tmp/")}
+    assert set(view.call("view", "listing", "/tmp")) <= under_tmp, "/tmp holds more than a Python installed there"
     assert view.call("view", "pids") == [1, 2], "other processes are visible"
     assert view.call("view", "listing", "/var/attnlab/works") in ("PermissionError", [])
 
