@@ -15,7 +15,7 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from autograder import diagnose, messages
+from autograder import cases, diagnose, messages
 from autograder.diagnose.catalog import MISTAKES
 from autograder.evidence import RECORDER, Evidence, keepable
 from autograder.i18n import N_, _
@@ -26,6 +26,8 @@ from autograder.tasks import Step
 
 # A correct float32 implementation lands well inside these; every known mistake far outside.
 RTOL, ATOL = 1e-4, 1e-6
+# Rounding noise of float32 arithmetic on values of size 1 (64 ulps: a few dozen operations deep).
+FLOAT32_NOISE = 64 * float(np.finfo(np.float32).eps)
 IT = N_("it")  # the subject of a probe's outcome ("it did not return within 10 s")
 NAMING_THE_PROBLEM = N_("{error} naming the problem ({problem})")
 NO_ERROR = N_("no error (it returned {value})")
@@ -120,6 +122,16 @@ class Got:
         self.fail(_(messages.A_NUMBER), describe(value))
 
 
+def as_number(got: Got) -> Got:
+    """The value as a 0-d float array, for ``expect_close``; numpy scalars count as numbers."""
+    value = np.asarray(got.value) if isinstance(got.value, np.generic) else got.value
+    return got.with_value(np.asarray(got.with_value(value).number()))
+
+
+# Counts (parameters, bytes, FLOPs) are integers: exact to the unit.
+COUNT = dict(rtol=0.0, atol=0.5)
+
+
 def describe(value: Any) -> str:
     """How a returned value is named in a message when its kind is wrong."""
     if isinstance(value, np.ndarray):
@@ -204,8 +216,17 @@ def expect_close(
     ``axes`` name the array's axes and ``ticks`` label their entries for the
     report's heatmaps (English; translated here); ``exhibit`` names a value the
     report shows even when the check passes (see :mod:`autograder.evidence`).
+    A value of another shape is diagnosed too: some mistakes change the shape
+    (a square mask where the queries are fewer than the keys).
     """
     expected = np.asarray(expected, dtype=float)
+    value = got.value
+    if isinstance(value, np.ndarray) and value.shape != expected.shape:
+        got.fail(
+            _(messages.AN_ARRAY_OF_SHAPE).format(shape=messages.shape(expected)),
+            _(messages.OF_SHAPE).format(shape=messages.shape(value)),
+            diagnose.identify(value, wrong or {}),
+        )
     array = got.array(expected.shape).astype(float)
     same_inf = np.array_equal(np.isinf(array), np.isinf(expected)) and np.array_equal(
         np.sign(array[np.isinf(array)]), np.sign(expected[np.isinf(expected)])
@@ -219,7 +240,17 @@ def expect_close(
             RECORDER.record(evidence)
         return array
     mistake = diagnose.identify(array, wrong or {})
-    got.fail(messages.short(expected), messages.short(array) + messages.worst_entry(array, expected), mistake, evidence)
+    got.fail(
+        messages.short(expected),
+        messages.short(array) + messages.worst_entry(array, expected, rtol=rtol, atol=atol),
+        mistake,
+        evidence,
+    )
+
+
+def expect_case(got: Got, case: str, part: int | None = None, **options: Any) -> np.ndarray:
+    """Expect the reference's answer to the public case ``case`` (``part`` of a returned tuple), naming its mistakes."""
+    return expect_close(got, cases.expected(case, part), wrong=cases.wrong(case, part), **options)
 
 
 def _evidence(
@@ -253,3 +284,40 @@ def expect_that(
         return
     mistake = diagnose.identify(np.asarray(value), wrong) if value is not None and wrong else None
     got.fail(expected, got_text, mistake)
+
+
+def rounding_limit(scale: float = 1.0) -> float:
+    """The most rounding noise a correct result may carry, for values of size ``scale``.
+
+    Public code often computes in float32 whatever dtype it returns (GPU habits,
+    cached float32 tables), so a quantity that is 0 in exact arithmetic is
+    judged by what float32 achieves, never by the dtype that came back.
+    """
+    return FLOAT32_NOISE * max(float(scale), 1.0)
+
+
+def expect_rounding(
+    got: Got,
+    size: float,
+    what: str,
+    *,
+    scale: float = 1.0,
+    exact: str = "",
+    value: Any = None,
+    wrong: Mapping[str, Any] | None = None,
+) -> None:
+    """Expect ``size`` (a quantity that is 0 in exact arithmetic, e.g. a gap) to be rounding noise.
+
+    ``scale`` is the size of the values it was computed from (see
+    :func:`rounding_limit`); ``exact`` may cite what float64 gives (the
+    chapter's figure), for the message.
+    """
+    limit = rounding_limit(scale)
+    expect_that(
+        got,
+        bool(np.isfinite(size) and abs(size) <= limit),
+        f"{what} of rounding noise only (at most {limit:.2g}, what float32 arithmetic leaves{exact})",
+        f"{size:.6g}",
+        value=np.asarray(size) if value is None else value,
+        wrong=wrong,
+    )

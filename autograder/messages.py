@@ -127,10 +127,19 @@ def short(value: Any) -> str:
 
 
 WORST = N_(" (largest difference at [{where}]: expected {expected}, got {got})")
+PRECISION_NOTE = N_(
+    " (largest difference {size} at [{where}], below the printed digits: {expected} either way; "
+    "this check is about precision and allows a difference of {allowed})"
+)
 
 
-def worst_entry(got: np.ndarray, expected: np.ndarray) -> str:
-    """Where two same-shape arrays differ most, e.g. ' (largest difference 0.27 at [0, 1])'."""
+def worst_entry(got: np.ndarray, expected: np.ndarray, *, rtol: float = 0.0, atol: float = 0.0) -> str:
+    """Where two same-shape arrays differ most, e.g. ' (largest difference at [0, 1]: expected 0.27, got 0.31)'.
+
+    When the two entries print the same at six digits the message would show no
+    difference at all, so it gives the size of the difference instead and says
+    that the check is about precision, with what it allows (``atol + rtol * |expected|``).
+    """
     with np.errstate(invalid="ignore"):
         diff = np.abs(got.astype(float) - expected.astype(float))
     if diff.size == 0 or diff.ndim == 0:
@@ -138,7 +147,13 @@ def worst_entry(got: np.ndarray, expected: np.ndarray) -> str:
     diff = np.where(np.isnan(diff), np.inf, diff)
     index = np.unravel_index(int(np.argmax(diff)), diff.shape)
     where = ", ".join(str(int(i)) for i in index)
-    return _(WORST).format(where=where, expected=f"{expected[index]:.6g}", got=f"{got[index]:.6g}")
+    wanted, value = float(expected[index]), float(got[index])
+    if np.isfinite(diff[index]) and f"{wanted:.6g}" == f"{value:.6g}":
+        allowed = f"{atol:g} + {rtol:g} x |expected|" if rtol else f"{atol:g}"
+        return _(PRECISION_NOTE).format(
+            size=f"{float(diff[index]):.2g}", where=where, expected=f"{wanted:.6g}", allowed=allowed
+        )
+    return _(WORST).format(where=where, expected=f"{wanted:.6g}", got=f"{value:.6g}")
 
 
 # -- how a call into student code ended (the only place an outcome becomes words) ------------

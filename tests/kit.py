@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -9,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder import engine
+from autograder import engine, tasks
 from autograder.kit import Kit
 from autograder.report.model import GradeReport
 from autograder.sandbox.client import Limits
@@ -85,10 +86,25 @@ def check_variant(variant: Variant, into: Path, *, public_only: bool = False) ->
     assert_diagnosed(grade(variant.build(into), steps=(variant.step,), public_only=public_only), variant)
 
 
+def steps_using(module: str) -> tuple[str, ...]:
+    """The steps whose reference modules import ``module`` (``from softmax import ...``), directly or not."""
+    imports = {
+        path.stem: set(re.findall(r"^from (\w+) import", path.read_text(encoding="utf-8"), re.M))
+        for path in SOLUTIONS.glob("*.py")
+    }
+    using, grew = {module}, True
+    while grew:
+        more = {name for name, imported in imports.items() if imported & using} - using
+        using, grew = using | more, bool(more)
+    return tuple(s.id for s in tasks.STEPS if s.module in using - {module} and s.id != "timing")
+
+
 def check_alternative(variant: Variant, into: Path) -> None:
-    """Grade a valid alternative on its step alone and require full marks."""
-    result = grade(variant.build(into), steps=(variant.step,)).step(variant.step)
-    assert result.earned == result.possible, [c.message for c in result.failed]
+    """Grade a valid alternative on its step and on the steps whose modules use it: full marks everywhere."""
+    steps = (variant.step, *[s for s in steps_using(variant.module) if s != variant.step])
+    report = grade(variant.build(into), steps=steps)
+    lost = {s.step.id: [c.message for c in s.failed] for s in report.steps if s.earned < s.possible}
+    assert not lost, lost
 
 
 def variant_tests(

@@ -14,7 +14,7 @@ SOFTMAX_BODY = """    x = np.asarray(x, dtype=float)
     e = np.exp(shifted)
     return e / np.sum(e, axis=axis, keepdims=True)
 """
-ATTENTION_TAIL = """    weights = softmax(S, axis=-1)  # (..., n_q, n_k), rows sum to 1
+ATTENTION_TAIL = """    weights = np.asarray(softmax(S, axis=-1))  # (..., n_q, n_k), rows sum to 1; a tensor is fine
     return weights @ V, weights  # (..., n_q, d_v)
 """
 SCORES_BODY = "    return Q @ np.swapaxes(K, -1, -2)  # (..., n_q, d_k) @ (..., d_k, n_k) -> (..., n_q, n_k)\n"
@@ -96,5 +96,5 @@ ALTERNATIVES = (
 
 @pytest.mark.parametrize("variant", ALTERNATIVES, ids=lambda v: v.name)
 def test_valid_alternative_scores_full_marks(variant: Variant, tmp_path: Path) -> None:
-    """Only the variant's own step is graded: its other steps were written for numpy results."""
+    """Its own step and every step whose reference module imports it: the reference takes tensors and float32."""
     kit.check_alternative(variant, tmp_path)

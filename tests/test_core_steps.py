@@ -56,8 +56,8 @@ VARIANTS = (
         "mask_after_softmax",
         "mask",
         "scaling",
-        "        S = np.where(np.asarray(mask, dtype=bool), S, -np.inf)\n    weights = softmax(S, axis=-1)",
-        "        pass\n    weights = softmax(S, axis=-1)\n    if mask is not None:\n        "
+        "        S = np.where(np.asarray(mask, dtype=bool), S, -np.inf)\n    weights = np.asarray(softmax(S, axis=-1))",
+        "        pass\n    weights = np.asarray(softmax(S, axis=-1))\n    if mask is not None:\n        "
         "weights = weights * np.asarray(mask, dtype=bool)",
         "mask_after_softmax",
     ),

@@ -73,6 +73,14 @@ VARIANTS = (
         "ffn_added_to_normalised",
     ),
     Variant(
+        "block_post_norm",
+        STEP,
+        "block",
+        "    return x + feed_forward(layer_norm(x), W1, b1, W2, b2)  # FFN reads N(x), writes into x\n",
+        "    x = layer_norm(x)\n    return layer_norm(x + feed_forward(x, W1, b1, W2, b2))\n",
+        "block_post_norm",
+    ),
+    Variant(
         "block_norm_before_attention",
         STEP,
         "block",

@@ -92,7 +92,7 @@ VARIANTS = (
     ),
 )
 
-BACKWARD_BODY = """    _, A = attention(Q, K, V)  # (n_q, n_k)
+BACKWARD_BODY = """    A = np.asarray(attention(Q, K, V)[1])  # (n_q, n_k); a tensor from step 2 is fine too
     dV = np.swapaxes(A, -1, -2) @ dO  # (n_k, d_v)
     dA = dO @ np.swapaxes(V, -1, -2)  # (n_q, n_k)
     dS = A * (dA - np.sum(A * dA, axis=-1, keepdims=True))  # (n_q, n_k), softmax backward row by row

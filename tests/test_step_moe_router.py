@@ -100,7 +100,7 @@ PER_TOKEN_LAYER = """    x = np.asarray(x, dtype=float)
     return out
 """
 MOE_LAYER_BODY = """    x = np.asarray(x, dtype=float)
-    indices, gates = route(x, W_r, k)  # (n, k), (n, k)
+    indices, gates = (np.asarray(a) for a in route(x, W_r, k))  # (n, k), (n, k); tensors from softmax are fine
     out = np.zeros_like(x)  # (n, d_model)
     for e, expert in enumerate(experts):
         tokens, slot = np.nonzero(indices == e)  # the tokens that chose expert e, and in which of their k slots

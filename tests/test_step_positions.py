@@ -45,6 +45,14 @@ BIAS = "    return np.where(j <= i, -slope * (i - j), -np.inf)\n"
 
 VARIANTS = (
     Variant(
+        "rope_one_based_positions",
+        STEP,
+        "positions",
+        "    angles = np.asarray(positions, dtype=float)[..., None] * theta",
+        "    angles = (np.asarray(positions, dtype=float)[..., None] + 1) * theta",
+        "rope_position_offset",
+    ),
+    Variant(
         "pe_blocks",
         STEP,
         "positions",

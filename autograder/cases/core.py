@@ -31,6 +31,7 @@ def _rng_inputs() -> dict[str, np.ndarray]:
 INPUTS = _rng_inputs()
 X, W_Q, W_K, W_V = (chapter.inputs(n) for n in ("X", "WQ", "WK", "WV"))
 Q_CH, K_CH, V_CH = X @ W_Q, X @ W_K, X @ W_V
+LARGE = (40 * Q_CH, 40 * K_CH, V_CH)  # scores near 1000: exp overflows unless the row maximum is subtracted
 CAUSAL3 = np.tril(np.ones((3, 3), dtype=bool))
 CAUSAL6 = np.tril(np.ones((6, 6), dtype=bool))
 CAUSAL25 = np.tril(np.ones((2, 5), dtype=bool), k=3)
@@ -53,6 +54,7 @@ CASES: tuple[Case, ...] = (
     Case("scores_worked", "scaling", "scores", (Q_CH, K_CH), scaling_mistakes.scores_variants),
     Case("scaled_worked", "scaling", "scaled_scores", (Q_CH, K_CH), scaling_mistakes.scaled_scores_variants),
     Case("attention_worked", "scaling", "attention", (Q_CH, K_CH, V_CH), scaling_mistakes.attention_variants),
+    Case("attention_large", "scaling", "attention", LARGE, scaling_mistakes.attention_variants),
     Case(
         "attention_batch",
         "scaling",

@@ -79,6 +79,26 @@ def pair_scores(rotated: np.ndarray) -> np.ndarray:
     return np.einsum("nd,nd->n", queries, keys).reshape(len(ROPE_STARTS), len(ROPE_SHIFTS))
 
 
+def angle_scale(max_position: float, d: int, base: float = 10000.0, pair_sizes: np.ndarray | None = None) -> float:
+    """The size of the angles behind a dot product of rotated (or encoded) vectors, for :func:`rounding_limit`.
+
+    A correct float32 computation rounds each angle ``p * base**(-2i/d)`` to a
+    relative ``eps``, so a dot product of two such vectors can be off by about
+    ``eps * max_position * sum_i w_i base**(-2i/d)``, ``w_i`` the product of the
+    two vectors' lengths in pair ``i`` (1 for a sinusoidal table's rows).
+    This is that sum times ``max_position``.
+    """
+    theta = base ** (-np.arange(0, d, 2) / d)  # (d/2,)
+    weights = np.ones_like(theta) if pair_sizes is None else np.asarray(pair_sizes, dtype=float)
+    return float(max_position * np.sum(weights * theta))
+
+
+def pair_lengths(q: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """``|q_i| |k_i|`` for each pair ``(2i, 2i+1)`` of two vectors (``[d/2]``)."""
+    q, k = np.asarray(q, dtype=float), np.asarray(k, dtype=float)
+    return np.hypot(q[0::2], q[1::2]) * np.hypot(k[0::2], k[1::2])
+
+
 def _rng_inputs() -> dict[str, np.ndarray]:
     rng = np.random.default_rng(20260704)  # public, fixed: hidden checks draw their own
     return {
@@ -112,6 +132,9 @@ CASES: tuple[Case, ...] = (
         mistakes.sinusoidal_variants,
         summary=row_norms,
     ),
+    Case(
+        "rope_unit", "positions", "rope", (np.array([[1.0, 0.0], [1.0, 0.0]]), np.array([1, 2])), mistakes.rope_variants
+    ),
     Case("rope_4_8", "positions", "rope", (INPUTS["x48"], np.arange(4)), mistakes.rope_variants),
     Case("rope_batch", "positions", "rope", (INPUTS["x258"], np.arange(3, 8)), mistakes.rope_variants),
     Case("rope_base100", "positions", "rope", (INPUTS["x36"], np.array([0, 5, 40]), 100.0), mistakes.rope_variants),
@@ -129,5 +152,6 @@ CASES: tuple[Case, ...] = (
     Case("alibi_slopes_8", "positions", "alibi_slopes", (8,), mistakes.alibi_slopes_variants),
     Case("alibi_slopes_4", "positions", "alibi_slopes", (4,), mistakes.alibi_slopes_variants),
     Case("alibi_slopes_16", "positions", "alibi_slopes", (16,), mistakes.alibi_slopes_variants),
+    Case("alibi_slopes_5", "positions", "alibi_slopes", (5,), mistakes.alibi_slopes_variants),
     Case("alibi_6", "positions", "alibi_bias", (6, 0.5), mistakes.alibi_bias_variants),
 )

@@ -4,6 +4,11 @@ For each step a module here lists its mistakes (:class:`Mistake`: an id and a
 sentence for the student) and functions that compute, for given inputs, what
 each mistake would return. A failed check compares the student's value with
 those wrong answers; the first one that matches names the mistake.
+
+One mistake may show in more than one way (code that attends before it
+appends gives the first token zeros or its own value, depending on how it
+treats an empty cache): its wrong answers are keyed ``"<id>+<signature>"``,
+and every one of them names the mistake ``<id>``.
 """
 
 from __future__ import annotations
@@ -28,9 +33,17 @@ def matches(got: np.ndarray, wrong: np.ndarray, rtol: float = 1e-4, atol: float 
     return bool(np.allclose(got.astype(float), wrong.astype(float), rtol=rtol, atol=atol, equal_nan=True))
 
 
+SIGNATURE = "+"  # separates a mistake's id from the name of one of its signatures
+
+
+def mistake_id(key: str) -> str:
+    """The mistake a wrong answer's key names: ``"attend_before_append+first_self"`` -> ``"attend_before_append"``."""
+    return key.partition(SIGNATURE)[0]
+
+
 def identify(got: np.ndarray, wrong_answers: Mapping[str, np.ndarray]) -> str | None:
     """The id of the first mistake whose wrong answer equals ``got``, if any."""
-    for mistake_id, wrong in wrong_answers.items():
+    for key, wrong in wrong_answers.items():
         if matches(got, wrong):
-            return mistake_id
+            return mistake_id(key)
     return None

@@ -37,6 +37,12 @@ MISTAKES = {
             "the block normalises X before attention; the worked block has no LayerNorm there (x = X + MultiHead(X))",
         ),
         Mistake(
+            "block_post_norm",
+            "the block normalises after the residual add (post-norm, LayerNorm(x + sublayer(x))); the chapter's "
+            "block normalises what goes into the feed-forward network and adds its output to the un-normalised "
+            "residual: x + FFN(LayerNorm(x))",
+        ),
+        Mistake(
             "block_no_attention_residual",
             "the residual around attention is missing; x = X + MultiHead(X), not MultiHead(X)",
         ),
@@ -118,6 +124,8 @@ def block_variants(ref, X, heads, W_O, W1, b1, W2, b2) -> dict[str, np.ndarray]:
             "ffn_added_to_normalised": ref.block.layer_norm(x) + ffn(ref.block.layer_norm(x)),
             "block_norm_before_attention": finish(X + ref.block.multi_head(ref.block.layer_norm(X), heads, W_O)),
             "block_no_attention_residual": finish(ref.block.multi_head(X, heads, W_O)),
+            "block_post_norm": ref.block.layer_norm(ref.block.layer_norm(x) + ffn(ref.block.layer_norm(x))),
+            "block_post_norm+after_ffn": ref.block.layer_norm(x + ffn(x)),
             "ffn_no_relu": x + feed_forward_variants(ref, ref.block.layer_norm(x), W1, b1, W2, b2)["ffn_no_relu"],
             **{m: finish(x, norm) for m, norm in norm_mistakes.items()},
         }

@@ -40,13 +40,18 @@ def incremental_variants(ref, Q: np.ndarray, K: np.ndarray, V: np.ndarray) -> di
     """What each mistake returns for ``incremental_attention`` on tokens whose projections are ``Q, K, V``.
 
     Attending before appending, the first token sees an empty cache: torch's
-    softmax over no keys times no values gives a row of zeros.
+    softmax over no keys times no values gives a row of zeros, and code that
+    treats an empty cache apart returns the token's own value.
     """
     Q, K, V = (np.asarray(a, dtype=float) for a in (Q, K, V))
     n = Q.shape[-2]
     causal = np.tril(np.ones((n, n), dtype=bool))
+    before = _attend(ref, Q, K, V, np.tril(causal, k=-1))  # (..., n, d_v), row 0 sees nothing
+    first_self = before.copy()
+    first_self[..., 0, :] = V[..., 0, :]  # an empty cache handled by returning the token's own value
     return {
-        "attend_before_append": _attend(ref, Q, K, V, np.tril(causal, k=-1)),
+        "attend_before_append": before,
+        "attend_before_append+first_self": first_self,
         "cache_keeps_last_only": V.copy(),  # each token sees only its own key
         "missing_scale": _attend(ref, Q, K, V, causal, scale=False),
     }

@@ -24,6 +24,16 @@ MISTAKES = {
             "row still sums to 1",
         ),
         Mistake("mask_fill_zero", "masked scores are set to 0 instead of -inf, so masked keys still get weight"),
+        Mistake(
+            "mask_allows_everything",
+            "every key is allowed (the mask is all True, or not applied), so a query sees the tokens after it; the "
+            "mask is True only where j <= i + (n_k - n_q)",
+        ),
+        Mistake(
+            "mask_square",
+            "the mask is square (n_k x n_k) when there are fewer queries than keys; decoding against a cache, the "
+            "n_q queries are the last n_q positions, so causal_mask(n_q, n_k) has n_q rows: j <= i + (n_k - n_q)",
+        ),
     )
 }
 
@@ -37,6 +47,8 @@ def causal_mask_variants(n_q: int, n_k: int | None = None) -> dict[str, np.ndarr
         "mask_inverted": ~np.tril(ones, k=offset),
         "mask_off_by_one": np.tril(ones, k=offset - 1),
         "mask_ignores_offset": np.tril(ones, k=0),
+        "mask_allows_everything": ones,
+        **({"mask_square": np.tril(np.ones((n_k, n_k), dtype=bool))} if n_k != n_q else {}),
     }
 
 
@@ -52,10 +64,17 @@ def masked_attention_variants(ref, Q, K, V, mask) -> dict[str, tuple[np.ndarray,
     mask = np.asarray(mask, dtype=bool)
     S = ref.scaling.scaled_scores(Q, K)
     after = ref.softmax.softmax(S) * mask
+    after_inf = np.where(mask, ref.softmax.softmax(S), -np.inf)  # masked_fill(-inf) on the weights
     zero = ref.softmax.softmax(np.where(mask, S, 0.0))
     with np.errstate(invalid="ignore"):
         inverted = ref.softmax.softmax(np.where(mask, -np.inf, S))
-    weights = {"mask_after_softmax": after, "mask_fill_zero": zero, "mask_inverted": inverted}
+    weights = {
+        "mask_after_softmax": after,
+        "mask_after_softmax+minus_inf": after_inf,
+        "mask_fill_zero": zero,
+        "mask_inverted": inverted,
+        "mask_allows_everything": ref.softmax.softmax(S),
+    }
     n_q, n_k = mask.shape[-2:]
     if mask.shape == (n_q, n_k) and np.array_equal(mask, np.tril(np.ones((n_q, n_k), bool), k=n_k - n_q)):
         with np.errstate(invalid="ignore"):
@@ -66,4 +85,5 @@ def masked_attention_variants(ref, Q, K, V, mask) -> dict[str, tuple[np.ndarray,
             weights["mask_ignores_offset"] = ref.softmax.softmax(
                 np.where(np.tril(np.ones((n_q, n_k), bool)), S, -np.inf)
             )
-    return {key: (w @ V, w) for key, w in weights.items()}
+    with np.errstate(invalid="ignore"):
+        return {key: (w @ V, w) for key, w in weights.items()}

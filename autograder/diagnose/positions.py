@@ -44,6 +44,11 @@ MISTAKES = {
             "repeated), so the result is not a rotation",
         ),
         Mistake(
+            "rope_position_offset",
+            "the tokens are turned by the angles of other positions (their index in x, or the positions shifted by "
+            "one); use the positions you are given: position p turns pair i by p * base**(-2i/d)",
+        ),
+        Mistake(
             "alibi_positive_bias",
             "the bias has the wrong sign: a key j <= i gets -slope * (i - j), a penalty that grows with the distance",
         ),
@@ -116,6 +121,12 @@ def rope_variants(ref, x: np.ndarray, positions, base: float = 10000.0) -> dict[
         "rope_exponent_i_over_d": ref.positions.rope(x, positions, base**0.5),
         "rope_half_pairs": half_pairs,
         "rope_pair_angles_differ": _rope_tiled(x, positions, base),
+        "rope_position_offset+index": ref.positions.rope(x, np.arange(x.shape[-2]), base) if x.ndim >= 2 else x,
+        "rope_position_offset+one_based": ref.positions.rope(x, positions + 1, base),
+        "rope_position_offset+minus_one": ref.positions.rope(x, positions - 1, base),
+        "rope_position_offset+restarted": ref.positions.rope(
+            x, positions - (positions.min() if positions.size else 0), base
+        ),
     }
     return _distinct(ref.positions.rope(x, positions, base), wrong)
 

@@ -25,6 +25,15 @@ def _weights(ref, S: np.ndarray, mask, axis: int = -1) -> np.ndarray:
     return ref.softmax.softmax(S, axis=axis)
 
 
+def _unstable_weights(S: np.ndarray, mask) -> np.ndarray:
+    """``exp(S) / sum(exp(S))`` without subtracting the row maximum: overflows to inf, then NaN."""
+    if mask is not None:
+        S = np.where(np.asarray(mask, dtype=bool), S, -np.inf)
+    with np.errstate(over="ignore", invalid="ignore"):
+        e = np.exp(S)
+        return e / e.sum(axis=-1, keepdims=True)
+
+
 def attention_variants(
     ref, Q: np.ndarray, K: np.ndarray, V: np.ndarray, mask=None
 ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
@@ -39,7 +48,12 @@ def attention_variants(
     }
     if Q.shape[-2] == K.shape[-2]:
         weights["kq_transposed"] = _weights(ref, ref.scaling.scaled_scores(K, Q), mask)
-    out = {key: (w @ V, w) for key, w in weights.items()}
+    for key, S in (("softmax_no_max_shift", raw / np.sqrt(d_k)), ("softmax_no_max_shift+raw_scores", raw)):
+        unstable = _unstable_weights(S, mask)
+        if not np.isfinite(unstable).all():  # only large scores show it; small ones give the stable answer
+            weights[key] = unstable
+    with np.errstate(invalid="ignore"):
+        out = {key: (w @ V, w) for key, w in weights.items()}
     if Q.shape[-2] == K.shape[-2] == V.shape[-2]:
         correct = ref.scaling.attention(Q, K, V, mask)[1]
         out["weights_transposed"] = (np.swapaxes(correct, -1, -2) @ V, correct)

@@ -5,18 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from autograder.checking import Got, Lab, expect_close
+from autograder.checking import COUNT, Lab, as_number, expect_close
 from autograder.diagnose import costs as cost_mistakes
 
 pytestmark = pytest.mark.step("costs")
-
-EXACT = dict(rtol=0, atol=0.5)  # counts are integers: exact to the unit
-
-
-def as_number(got: Got) -> Got:
-    """The value as a 0-d float array, for ``expect_close``; numpy scalars count as numbers."""
-    value = np.asarray(got.value) if isinstance(got.value, np.generic) else got.value
-    return got.with_value(np.asarray(got.with_value(value).number()))
 
 
 @pytest.mark.points(1)
@@ -39,7 +31,7 @@ def test_random_widths(lab: Lab, ref, rng: np.random.Generator) -> None:
     for function, args, variants in calls:
         got = as_number(lab.call(function, *args, text=f"{function}({', '.join(map(str, args))})"))
         expected = getattr(ref.costs, function)(*args)
-        expect_close(got, expected, wrong=variants(ref, *args) if variants else None, **EXACT)
+        expect_close(got, expected, wrong=variants(ref, *args) if variants else None, **COUNT)
 
 
 @pytest.mark.points(1)
@@ -48,7 +40,7 @@ def test_random_lengths(lab: Lab, ref, rng: np.random.Generator) -> None:
     n, d, heads = int(rng.integers(100, 200_000)), 128 * int(rng.integers(2, 97)), int(rng.integers(2, 129))
     got = as_number(lab.call("score_entries", n, heads, text=f"score_entries({n}, {heads})"))
     expect_close(
-        got, ref.costs.score_entries(n, heads), wrong=cost_mistakes.score_entries_variants(ref, n, heads), **EXACT
+        got, ref.costs.score_entries(n, heads), wrong=cost_mistakes.score_entries_variants(ref, n, heads), **COUNT
     )
     got = as_number(lab.call("score_matrix_gib", n, 4, text=f"score_matrix_gib({n}, 4) (fp32)"))
     expect_close(got, ref.costs.score_matrix_gib(n, 4), wrong=cost_mistakes.score_matrix_gib_variants(ref, n, 4))
@@ -56,11 +48,11 @@ def test_random_lengths(lab: Lab, ref, rng: np.random.Generator) -> None:
     expected, wrong = ref.costs.block_flops(n, d), cost_mistakes.block_flops_variants(ref, n, d)
     for index, part in enumerate(got.parts("linear", "quadratic")):
         expect_close(
-            as_number(part), expected[index], wrong={key: value[index] for key, value in wrong.items()}, **EXACT
+            as_number(part), expected[index], wrong={key: value[index] for key, value in wrong.items()}, **COUNT
         )
     got = as_number(lab.call("attention_flop_share", n, d, text=f"attention_flop_share({n}, {d})"))
     expect_close(
         got, ref.costs.attention_flop_share(n, d), wrong=cost_mistakes.attention_flop_share_variants(ref, n, d)
     )
     got = as_number(lab.call("crossover_length", d, text=f"crossover_length({d})"))
-    expect_close(got, ref.costs.crossover_length(d), wrong=cost_mistakes.crossover_length_variants(ref, d), **EXACT)
+    expect_close(got, ref.costs.crossover_length(d), wrong=cost_mistakes.crossover_length_variants(ref, d), **COUNT)

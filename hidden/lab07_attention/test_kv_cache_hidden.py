@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from autograder.checking import Got, Lab, expect_close, expect_that
+from autograder.checking import Lab, expect_that
+from autograder.checks.kv_cache import expect_appends, expect_decoded, expect_incremental
 from autograder.diagnose.kv_cache import decode_variants, incremental_variants, kv_cache_bytes_variants
 from autograder.sandbox.protocol import AsTorch
 
@@ -34,28 +35,12 @@ def test_random_appends(lab: Lab, rng: np.random.Generator) -> None:
         "each"
     )
     got = lab.probe("kv_cache_appends", [AsTorch(k) for k in keys], [AsTorch(v) for v in values], text=text)
-    for index, (length, cached_k, cached_v) in enumerate(got.value):
-        after = f"{got.call}: after append {index + 1}"
-        n, total = Got(got.step, f"{after}, len(cache)", length), sum(sizes[: index + 1])
-        expect_that(
-            n,
-            n.number() == total,
-            f"{total} tokens",
-            f"{n.number():g}",
-            value=np.asarray(n.number()),
-            wrong={"cache_keeps_last_only": np.asarray(sizes[index])},
-        )
-        for name, chunks, cached in (("keys", keys, cached_k), ("values", values, cached_v)):
-            expect_close(
-                Got(got.step, f"{after}, cache.{name}", cached),
-                np.concatenate(chunks[: index + 1], axis=-2),
-                wrong={"cache_keeps_last_only": chunks[index]},
-            )
+    expect_appends(got, keys, values)
 
 
 @pytest.mark.points(1.5)
 def test_random_incremental(lab: Lab, ref, rng: np.random.Generator) -> None:
-    """Random batched heads with d_v != d_k: token by token equals causal full attention to 1e-10 (float64)"""
+    """Random batched heads with d_v != d_k: token by token equals causal full attention (float64 in and out)"""
     batch = tuple(int(b) for b in rng.integers(1, 4, size=int(rng.integers(0, 3))))
     n, d_model, d_k = (int(v) for v in rng.integers(2, 9, size=3))
     d_v = d_k + int(rng.integers(1, 4))
@@ -73,8 +58,7 @@ def test_random_incremental(lab: Lab, ref, rng: np.random.Generator) -> None:
         AsTorch(W_V),
         text=f"incremental_attention(X, W_Q, W_K, W_V) with random X {X.shape}, d_k = {d_k}, d_v = {d_v} (float64)",
     )
-    expected, wrong = _causal(ref, X, W_Q, W_K, W_V)
-    expect_close(got, expected, wrong=wrong, rtol=0.0, atol=1e-10)
+    expect_incremental(got, *_causal(ref, X, W_Q, W_K, W_V), float64_inputs=True)
 
 
 @pytest.mark.points(0.5)
@@ -99,8 +83,7 @@ def test_random_decode_step(lab: Lab, ref, rng: np.random.Generator) -> None:
         np.concatenate([K_cached, (x_t @ W_K)[..., None, :]], axis=-2),
         np.concatenate([V_cached, (x_t @ W_V)[..., None, :]], axis=-2),
     )
-    wrong = {mistake: value[..., 0, :] for mistake, value in decode_variants(ref, q, K, V).items()}
-    expect_close(out_t, ref.scaling.attention(q, K, V)[0][..., 0, :], wrong=wrong)
+    expect_decoded(out_t, ref.scaling.attention(q, K, V)[0], decode_variants(ref, q, K, V))
 
 
 @pytest.mark.points(1)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from autograder.checking import Lab, expect_close, expect_that
+from autograder.cases.positions import angle_scale, pair_lengths
+from autograder.checking import Lab, expect_close, expect_rounding, rounding_limit
 from autograder.diagnose.positions import alibi_bias_variants, alibi_slopes_variants, rope_variants, sinusoidal_variants
 
 pytestmark = pytest.mark.step("positions")
@@ -46,19 +47,17 @@ def test_random_rope(lab: Lab, ref, rng: np.random.Generator) -> None:
     )
     rotated = got.array(pairs.shape)
     scores = np.einsum("nd,nd->n", rotated[:4].astype(float), rotated[4:].astype(float))
-    bound = (
-        1e-10 if rotated.dtype == np.float64 else 1e-2
-    )  # float32 angles of thousands of radians are off by about 1e-4
-    expect_that(
+    scale = angle_scale(pair_positions.max(), d, pair_sizes=pair_lengths(q, k))
+    expect_rounding(
         got,
-        bool(np.ptp(scores) < bound),
-        f"the same score at every start (spread below {bound:g})",
-        f"scores {np.round(scores, 6).tolist()}",
+        float(np.ptp(scores)),
+        "the same score at every start: a spread over the starts",
+        scale=scale,
         value=rotated,
         wrong=rope_variants(ref, pairs, pair_positions),
     )
     expected = ref.positions.rope(pairs, pair_positions)
-    expect_close(got.with_value(scores), np.einsum("nd,nd->n", expected[:4], expected[4:]), atol=bound)
+    expect_close(got.with_value(scores), np.einsum("nd,nd->n", expected[:4], expected[4:]), atol=rounding_limit(scale))
 
 
 @pytest.mark.points(1)

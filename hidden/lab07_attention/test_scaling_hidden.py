@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 
 from autograder.checking import Lab, expect_close
+from autograder.checks.weights import expect_head
+from autograder.diagnose.mask import masked_attention_variants
 from autograder.diagnose.scaling import attention_variants, project_variants, scaled_scores_variants
 
 pytestmark = pytest.mark.step("scaling")
@@ -45,9 +47,7 @@ def test_random_batched_heads(lab: Lab, ref, rng: np.random.Generator) -> None:
     """Random batched heads with d_v != d_k, compared with the reference"""
     Q, K, V = _head(rng, tuple(int(b) for b in rng.integers(1, 4, size=2)))
     got = lab.call("attention", Q, K, V, text=f"attention(Q, K, V) with random Q {Q.shape}, K {K.shape}, V {V.shape}")
-    expected, wrong = ref.scaling.attention(Q, K, V), attention_variants(ref, Q, K, V)
-    for index, part in enumerate(got.parts("output", "weights")):
-        expect_close(part, expected[index], wrong={k: v[index] for k, v in wrong.items()})
+    expect_head(got, ref.scaling.attention(Q, K, V), attention_variants(ref, Q, K, V))
 
 
 @pytest.mark.points(1)
@@ -64,6 +64,6 @@ def test_random_mask(lab: Lab, ref, rng: np.random.Generator) -> None:
         mask,
         text=f"attention(Q, K, V, mask) with random Q {Q.shape}, K {K.shape}, V {V.shape} and a random mask",
     )
-    expected, wrong = ref.scaling.attention(Q, K, V, mask), attention_variants(ref, Q, K, V, mask)
-    for index, part in enumerate(got.parts("output", "weights")):
-        expect_close(part, expected[index], wrong={k: v[index] for k, v in wrong.items()})
+    expected = ref.scaling.attention(Q, K, V, mask)
+    wrong = {**attention_variants(ref, Q, K, V, mask), **masked_attention_variants(ref, Q, K, V, mask)}
+    expect_head(got, expected, wrong)

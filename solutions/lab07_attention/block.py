@@ -40,7 +40,7 @@ def multi_head(X: ArrayLike, heads: list[Head], W_O: ArrayLike) -> np.ndarray:
     outputs = []
     for W_Q, W_K, W_V in heads:
         Q, K, V = project(X, W_Q, W_K, W_V)  # (..., n, d_k), (..., n, d_k), (..., n, d_v)
-        outputs.append(attention(Q, K, V)[0])  # (..., n, d_v), unmasked
+        outputs.append(np.asarray(attention(Q, K, V)[0]))  # (..., n, d_v), unmasked; a tensor is fine
     concat = np.concatenate(outputs, axis=-1)  # (..., n, h * d_v) = [head 1 | head 2 | ...]
     return concat @ np.asarray(W_O, dtype=float)  # (..., n, d_out)
     # END SOLUTION

@@ -54,7 +54,7 @@ def restored_outputs(
     tokens = X[perm] + slots  # slot s: word perm[s] plus slot s's position
     Q, K, V = project(tokens, W_Q, W_K, W_V)
     mask = causal_mask(len(tokens)) if causal else None
-    out = attention(Q, K, V, mask)[0]  # (n, d_v), row s = slot s
+    out = np.asarray(attention(Q, K, V, mask)[0])  # (n, d_v), row s = slot s; a tensor is fine too
     restored = np.empty_like(out)
     restored[perm] = out  # the output of slot s goes back to word perm[s]
     return restored

@@ -80,7 +80,7 @@ def prefix_change(
     def outputs(tokens: np.ndarray) -> np.ndarray:
         Q, K, V = project(tokens, W_Q, W_K, W_V)
         mask = causal_mask(len(tokens)) if causal else None
-        return attention(Q, K, V, mask)[0]  # (len(tokens), d_v)
+        return np.asarray(attention(Q, K, V, mask)[0])  # (len(tokens), d_v); a tensor is fine too
 
     before, after = outputs(X), outputs(longer)[: len(X)]
     return float(np.max(np.abs(after - before))) if len(X) else 0.0

@@ -64,7 +64,7 @@ def moe_layer(x: ArrayLike, W_r: ArrayLike, experts: Sequence[Expert], k: int) -
     """
     # BEGIN SOLUTION
     x = np.asarray(x, dtype=float)
-    indices, gates = route(x, W_r, k)  # (n, k), (n, k)
+    indices, gates = (np.asarray(a) for a in route(x, W_r, k))  # (n, k), (n, k); tensors from softmax are fine
     out = np.zeros_like(x)  # (n, d_model)
     for e, expert in enumerate(experts):
         tokens, slot = np.nonzero(indices == e)  # the tokens that chose expert e, and in which of their k slots

@@ -52,8 +52,9 @@ def rope(x: ArrayLike, positions: ArrayLike, base: float = 10000.0) -> np.ndarra
 
     Args:
         x: queries or keys, ``[..., n, d]`` with ``d`` even.
-        positions: the position of each of the ``n`` tokens, ``[n]``
-            (or broadcastable to ``[..., n]``).
+        positions: the integer position of each of the ``n`` tokens, ``[n]``
+            (or broadcastable to ``[..., n]``); integers, so a table of angles
+            may be indexed with them.
         base: the base of the frequencies (10000 in the chapter).
 
     Returns:
@@ -61,8 +62,8 @@ def rope(x: ArrayLike, positions: ArrayLike, base: float = 10000.0) -> np.ndarra
         position ``p`` is rotated counterclockwise by ``p * base**(-2i/d)``.
 
     Example:
-        >>> rope(np.array([[1.0, 0.0]]), [np.pi / 2]).round(6)
-        array([[0., 1.]])
+        >>> rope(np.array([[1.0, 0.0]]), [1]).round(6)  # d = 2: one pair, turned by 1 radian
+        array([[0.540302, 0.841471]])
     """
     # BEGIN SOLUTION
     x = np.asarray(x, dtype=float)

@@ -109,6 +109,6 @@ def attention(Q: ArrayLike, K: ArrayLike, V: ArrayLike, mask: ArrayLike | None =
     S = scaled_scores(Q, K)  # (..., n_q, n_k)
     if mask is not None:
         S = np.where(np.asarray(mask, dtype=bool), S, -np.inf)
-    weights = softmax(S, axis=-1)  # (..., n_q, n_k), rows sum to 1
+    weights = np.asarray(softmax(S, axis=-1))  # (..., n_q, n_k), rows sum to 1; a tensor is fine
     return weights @ V, weights  # (..., n_q, d_v)
     # END SOLUTION

@@ -12,7 +12,7 @@ import pytest
 
 from autograder import cases, chapter
 from autograder.cases import block as case
-from autograder.checking import Lab, expect_close, expect_that
+from autograder.checking import Lab, expect_case, expect_close, expect_that
 
 pytestmark = pytest.mark.step("block")
 
@@ -106,7 +106,7 @@ def test_constant_feature(lab: Lab) -> None:
         np.eye(3),
         text=f"{ONE_HEAD_WEIGHTS}, W_Q's row 4 set to [0.9, -0.7] (query side)",
     )
-    A_query = expect_close(got, cases.expected("block_query_side"), wrong=cases.wrong("block_query_side"))
+    A_query = expect_case(got, "block_query_side")
     example = chapter.value("T713-ex4b")
     expect_close(got.with_value(A_query[2]), example["new_row"])
     expect_close(got.with_value(A_query[2] - A[2]), example["delta"])
@@ -185,7 +185,7 @@ def test_layer_norm_of_tokens(lab: Lab) -> None:
     """LayerNorm of the raw tokens: the single-feature detectors would fire (0.9739), içti's sıvı+eylem would not
     (-0.198)"""
     got = lab.call("layer_norm", X, text="layer_norm(X) with the three raw token vectors")
-    N = expect_close(got, cases.expected("block_layer_norm_tokens"), wrong=cases.wrong("block_layer_norm_tokens"))
+    N = expect_case(got, "block_layer_norm_tokens")
     pre = N @ W1 + b1  # (3, 8) pre-activations
     expect_close(got.with_value(np.array([pre[0, 3], pre[1, 4], pre[2, 5]])), chapter.value("T736-single-raw"))
     expect_close(got.with_value(np.asarray(pre[2, 1])), chapter.value("T736-raw-pre"))
@@ -246,4 +246,4 @@ def test_block_output(lab: Lab) -> None:
         text=f"block(X, heads, W_O, W1, b1, W2, b2) with X of shape {Xb.shape}, three heads of d_k = 3, "
         "d_v = 2, and nonzero b1, b2",
     )
-    expect_close(got, cases.expected("block_random"), wrong=cases.wrong("block_random"))
+    expect_case(got, "block_random")

@@ -7,19 +7,12 @@ import pytest
 
 from autograder import cases, chapter
 from autograder.cases import costs as table
-from autograder.checking import Got, Lab, describe, expect_close
+from autograder.checking import COUNT, Got, Lab, as_number, describe, expect_case, expect_close
 
 pytestmark = pytest.mark.step("costs")
 
-EXACT = dict(rtol=0, atol=0.5)  # counts are integers: exact to the unit
 GPT2_RULE = ("token_embeddings", "position_embeddings", "blocks")
 GPT2_EXACT = (*GPT2_RULE, "attention_biases", "ffn_biases", "layer_norms")
-
-
-def as_number(got: Got) -> Got:
-    """The value as a 0-d float array, for ``expect_close``; numpy scalars count as numbers."""
-    value = np.asarray(got.value) if isinstance(got.value, np.generic) else got.value
-    return got.with_value(np.asarray(got.with_value(value).number()))
 
 
 def count(lab: Lab, function: str, *args, text: str) -> Got:
@@ -56,12 +49,12 @@ def test_block_params_table(lab: Lab) -> None:
             for function in ("attention_params", "ffn_params", "block_params")
         ]
         for got, expected in zip(sizes, entry):
-            expect_close(got, expected, **EXACT)
+            expect_close(got, expected, **COUNT)
     expect_close(
         derived(sizes[1], "ffn_params / block_params", sizes[1].value / sizes[2].value), chapter.value("T737-twothirds")
     )
     got = count(lab, "block_params", 4096, 11008, text="block_params(4096, d_ff=11008)")
-    expect_close(got, cases.expected("block_params_11008"), wrong=cases.wrong("block_params_11008"), **EXACT)
+    expect_case(got, "block_params_11008", **COUNT)
     d, d_kv = 4096, 1024  # Llama 3: 8 key/value heads of 128
     gqa = count(lab, "attention_params", d, d_kv, text=f"attention_params({d}, d_kv={d_kv}) (grouped-query attention)")
     full = count(lab, "attention_params", d, text=f"attention_params({d})")
@@ -86,13 +79,13 @@ def test_ffn_widths(lab: Lab) -> None:
         got = count(
             lab, "ffn_params", d, d_ff, gated, text=f"ffn_params({d}, d_ff={d_ff}, gated={gated}) (d_ff = {ratio:g} d)"
         )
-        expect_close(got, cases.expected(name), wrong=cases.wrong(name), **EXACT)
+        expect_case(got, name, **COUNT)
         sizes.append(float(got.value))
     expect_close(derived(got, "each ffn_params(...) / d^2", np.array(sizes) / d**2), chapter.value("T736-ffn-params"))
     small = count(lab, "ffn_params", 4, text="ffn_params(4) (the default d_ff = 4d)")
     expect_close(derived(small, "d_ff = ffn_params / 2d", small.value / 8), chapter.value("T736-dff16"))
     width = count(lab, "gated_ffn_width", d, text=f"gated_ffn_width({d}) (8/3 d rounded up to a multiple of 256)")
-    expect_close(width, chapter.value("T736-11008")[1], **EXACT)
+    expect_close(width, chapter.value("T736-11008")[1], **COUNT)
     expect_close(derived(width, "d_ff / d", width.value / d), chapter.value("T736-ffn-ratio")[1])
     exact = count(
         lab, "gated_ffn_width", 3072, text="gated_ffn_width(3072) (8/3 d = 8192 is already a multiple of 256)"
@@ -114,35 +107,35 @@ def test_qk_params(lab: Lab) -> None:
     """The query-key weights of Llama 2 7B: 1,048,576 per head, 2 d^2 for 32 heads, 32 d^2 unfactored"""
     d, d_k, heads = 4096, 128, 32
     one = count(lab, "qk_params", d, d_k, text=f"qk_params({d}, {d_k}) (one head's W_Q and W_K)")
-    expect_close(one, chapter.value("T712-llama-qk"), **EXACT)
+    expect_close(one, chapter.value("T712-llama-qk"), **COUNT)
     full = count(
         lab, "qk_params", d, d_k, 1, False, text=f"qk_params({d}, {d_k}, 1, factored=False) (one head's d x d matrix M)"
     )
-    expect_close(full, chapter.value("T712-llama-M")[0], **EXACT)
+    expect_close(full, chapter.value("T712-llama-M")[0], **COUNT)
     expect_close(
         derived(full, "the ratio to qk_params(4096, 128)", full.value / one.value), chapter.value("T712-llama-M")[1]
     )
     # The chapter prints 33,5M; 2 d^2 = 33,554,432 rounds to 33.6M (a catalog MISMATCH, checked at the correct value).
     factored = count(lab, "qk_params", d, d_k, heads, text=f"qk_params({d}, {d_k}, {heads}) (all heads, factored)")
-    expect_close(factored, chapter.value("T712-llama-2d2") * 1e6, **EXACT)
+    expect_close(factored, chapter.value("T712-llama-2d2") * 1e6, **COUNT)
     expect_close(
         derived(factored, "h d_k = qk_params / 2d", factored.value / (2 * d)), chapter.value("T712-llama-heads")
     )  # 32 x 128 = d
     unfactored = count(lab, "qk_params", d, d_k, heads, False, text=f"qk_params({d}, {d_k}, {heads}, factored=False)")
-    expect_close(unfactored, chapter.value("T712-llama-32d2") * 1e6, **EXACT)
+    expect_close(unfactored, chapter.value("T712-llama-32d2") * 1e6, **COUNT)
 
 
 @pytest.mark.points(1)
 def test_gpt2_small(lab: Lab) -> None:
     """GPT-2 small by the rule of thumb: 124,318,464, of which the 12 blocks are 68%"""
     total = count(lab, "gpt2_small_params", text="gpt2_small_params()")
-    expect_close(total, chapter.value("T7310-gpt2-total"), wrong=cases.wrong("gpt2_rule"), **EXACT)
+    expect_close(total, chapter.value("T7310-gpt2-total"), wrong=cases.wrong("gpt2_rule"), **COUNT)
     parts = parts_of(lab, False, GPT2_RULE)
     for key, expected in zip(
         GPT2_RULE,
         (chapter.value("T7310-gpt2-tok"), chapter.value("T7310-gpt2-pos"), chapter.value("T7310-gpt2-blocks")),
     ):
-        expect_close(parts[key], expected, **EXACT)
+        expect_close(parts[key], expected, **COUNT)
     ffn = count(lab, "ffn_params", 768, text="ffn_params(768)")
     shares = np.array(
         [
@@ -161,12 +154,12 @@ def test_gpt2_small(lab: Lab) -> None:
 def test_gpt2_small_exact(lab: Lab) -> None:
     """GPT-2 small counted exactly: 124,439,808, the rule of thumb 0.098% short"""
     exact = count(lab, "gpt2_small_params", True, text="gpt2_small_params(exact=True)")
-    expect_close(exact, chapter.value("T7310-exact"), wrong=cases.wrong("gpt2_exact"), **EXACT)
+    expect_close(exact, chapter.value("T7310-exact"), wrong=cases.wrong("gpt2_exact"), **COUNT)
     parts = parts_of(lab, True, GPT2_EXACT)
     for key, expected in zip(
         GPT2_EXACT[3:], (chapter.value("T7310-attn-bias"), chapter.value("T7310-ffn-bias"), chapter.value("T7310-ln"))
     ):
-        expect_close(parts[key], expected, **EXACT)
+        expect_close(parts[key], expected, **COUNT)
     rule = count(lab, "gpt2_small_params", False, text="gpt2_small_params(exact=False)")
     dropped = exact.value - rule.value
     expect_close(
@@ -179,10 +172,10 @@ def test_gpt2_small_exact(lab: Lab) -> None:
 def test_score_memory(lab: Lab) -> None:
     """Score matrices in fp16: 0.0005, 0.03, 2.00 and 18.63 GiB; the score tensor has one per head"""
     for n, entries, gib in zip(table.SCORE_TABLE_N, chapter.value("T761-entries"), chapter.value("T761-gib")):
-        expect_close(count(lab, "score_entries", n, text=f"score_entries({n})"), entries, **EXACT)
-        expect_close(count(lab, "score_matrix_bytes", n, text=f"score_matrix_bytes({n}) (fp16)"), 2 * entries, **EXACT)
+        expect_close(count(lab, "score_entries", n, text=f"score_entries({n})"), entries, **COUNT)
+        expect_close(count(lab, "score_matrix_bytes", n, text=f"score_matrix_bytes({n}) (fp16)"), 2 * entries, **COUNT)
         expect_close(
-            count(lab, "score_matrix_bytes", n, 4, text=f"score_matrix_bytes({n}, 4) (fp32)"), 4 * entries, **EXACT
+            count(lab, "score_matrix_bytes", n, 4, text=f"score_matrix_bytes({n}, 4) (fp32)"), 4 * entries, **COUNT
         )
         size = count(lab, "score_matrix_gib", n, text=f"score_matrix_gib({n}) (fp16)")
         expect_close(size, gib, wrong=cases.wrong(f"score_gib_{n}"))
@@ -190,13 +183,13 @@ def test_score_memory(lab: Lab) -> None:
     expect_close(
         count(lab, "score_entries", 1024, text="score_entries(1024) (one head)"),
         chapter.value("T732-scoretensor-1") * 1e6,
-        **EXACT,
+        **COUNT,
     )
     # The chapter prints 33,5M; 32 x 1024^2 = 33,554,432 rounds to 33.6M (a catalog MISMATCH, checked at the correct
     # value).
     heads = count(lab, "score_entries", 1024, 32, text="score_entries(1024, 32) (32 heads)")
     expect_close(
-        heads, chapter.value("T732-scoretensor-32") * 1e6, wrong=cases.wrong("score_entries_32_heads"), **EXACT
+        heads, chapter.value("T732-scoretensor-32") * 1e6, wrong=cases.wrong("score_entries_32_heads"), **COUNT
     )
 
 
@@ -212,7 +205,7 @@ def test_flop_share_and_crossover(lab: Lab) -> None:
     expect_close(derived(square, "100 (1 - share)", 100 * (1 - square.value)), chapter.value("T762-86"))
     for d, expected in zip((768, 4096), chapter.value("T762-crossover")):
         got = count(lab, "crossover_length", d, text=f"crossover_length({d})")
-        expect_close(got, expected, wrong=cases.wrong(f"crossover_{d}"), **EXACT)
+        expect_close(got, expected, wrong=cases.wrong(f"crossover_{d}"), **COUNT)
     restated = np.array([got.value, 100 * square.value, 100 * (1 - square.value)])  # 7.10: 24,576; 14%; 86%
     expect_close(
         derived(got, "[crossover at d = 4096, % attention and % the rest at n = d = 4096]", restated),
@@ -228,8 +221,8 @@ def test_block_flops_and_heads(lab: Lab) -> None:
     n, d = table.EX6_N, 512
     got = lab.call("block_flops", n, d, text=f"block_flops({n}, {d})")
     linear, quadratic = (as_number(part) for part in got.parts("linear", "quadratic"))
-    expect_close(linear, cases.expected("block_flops_ex6", 0), wrong=cases.wrong("block_flops_ex6", 0), **EXACT)
-    expect_close(quadratic, cases.expected("block_flops_ex6", 1), wrong=cases.wrong("block_flops_ex6", 1), **EXACT)
+    expect_case(linear, "block_flops_ex6", 0, **COUNT)
+    expect_case(quadratic, "block_flops_ex6", 1, **COUNT)
     mults = quadratic.value / 4 / n**2  # 4 n^2 d FLOPs = n^2 d multiply-adds for Q K^T and n^2 d for A V
     params = count(lab, "attention_params", d, text=f"attention_params({d})")
     for h in (1, 8, 64):

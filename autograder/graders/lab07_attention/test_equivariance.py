@@ -7,7 +7,8 @@ import pytest
 
 from autograder import cases, chapter
 from autograder.cases import equivariance as ecases
-from autograder.checking import CheckFailed, Got, Lab, expect_close, expect_that
+from autograder.checking import Lab, expect_close, expect_that
+from autograder.checks.equivariance import expect_gap, expect_no_gap, gap_of
 
 pytestmark = pytest.mark.step("equivariance")
 
@@ -15,25 +16,6 @@ X, W_Q, W_K, W_V = ecases.X, ecases.W_Q, ecases.W_K, ecases.W_V
 PERM, IDENTITY, POSITIONS = ecases.PERM, ecases.IDENTITY, ecases.POSITIONS
 WORKED = f"the worked example reordered to {ecases.ORDER} (perm {PERM.tolist()})"
 WITH_PE = "positions = 0.3 * sinusoidal_encoding(3, 4)"
-NOISE = {"float64": 1e-12, "float32": 1e-6}  # a gap of pure rounding: float64 results are held to the chapter's 1e-12
-
-
-def noise_limit(lab: Lab) -> float:
-    """The rounding noise allowed to a gap: the chapter's for float64 outputs, float32's for narrower ones."""
-    try:
-        outputs = lab.call(
-            "restored_outputs", X, W_Q, W_K, W_V, PERM, text=f"restored_outputs(X, W_Q, W_K, W_V, perm) with {WORKED}"
-        ).array((3, 2))
-    except CheckFailed:  # graded by its own check; here it only tells the precision
-        return NOISE["float64"]
-    return NOISE["float64"] if outputs.dtype == np.float64 else NOISE["float32"]
-
-
-def gap_of(got: Got) -> float:
-    """The returned gap as a float; a numpy scalar of any float type counts as a number."""
-    if isinstance(got.value, np.generic):
-        got = got.with_value(np.asarray(got.value))
-    return got.number()
 
 
 @pytest.mark.points(1)
@@ -67,20 +49,11 @@ def test_permuted_outputs_restored(lab: Lab) -> None:
 @pytest.mark.points(1)
 def test_gap_without_positions_is_rounding(lab: Lab) -> None:
     """Without positions or mask, permutation_gap is rounding noise (worked example and the two-token head)"""
-    bound = noise_limit(lab)
     got = lab.call(
         "permutation_gap", X, W_Q, W_K, W_V, PERM, text=f"permutation_gap(X, W_Q, W_K, W_V, perm) with {WORKED}"
     )
-    gap = gap_of(got)
     printed = float(chapter.value("T741-perm-maxdiff"))
-    expect_that(
-        got,
-        gap < bound,
-        f"rounding noise, below {bound:g} (the chapter's {printed:.2e})",
-        f"{gap:.6g}",
-        value=np.asarray(gap),
-        wrong=cases.wrong("eq_gap_plain"),
-    )
+    expect_no_gap(got, exact=f"; the chapter's float64 gap is {printed:.2e}", wrong=cases.wrong("eq_gap_plain"))
     Q, K, V = (chapter.inputs(n) for n in ("RU_Q", "RU_K", "RU_V"))
     got = lab.call(
         "permutation_gap",
@@ -92,9 +65,7 @@ def test_gap_without_positions_is_rounding(lab: Lab) -> None:
         text="permutation_gap(I, Q, K, V, perm) with the two-token head Q = [[0, 3], [2, -1]], K = [[3, "
         "0], [-1, 2]], V = [[3, -3], [1, 3]] and its tokens swapped",
     )
-    gap = gap_of(got)
-    printed = float(chapter.value("RU-perm"))
-    expect_that(got, gap < bound, f"rounding noise, below {bound:g} (the chapter's {printed:.1e})", f"{gap:.6g}")
+    expect_no_gap(got, exact=f"; the chapter's float64 gap is {float(chapter.value('RU-perm')):.1e}")
 
 
 @pytest.mark.points(2)
@@ -138,9 +109,7 @@ def test_gap_with_positions(lab: Lab) -> None:
         positions=POSITIONS,
         text=f"permutation_gap(X, W_Q, W_K, W_V, perm, positions=...) with {WORKED} and {WITH_PE}",
     )
-    expect_close(
-        got.with_value(np.asarray(gap_of(got))), chapter.value("T742-PE-maxdiff"), wrong=cases.wrong("eq_gap_pe")
-    )
+    expect_gap(got, chapter.value("T742-PE-maxdiff"), wrong=cases.wrong("eq_gap_pe"))
 
 
 @pytest.mark.points(1)
@@ -165,4 +134,4 @@ def test_causal_mask_breaks_equivariance(lab: Lab) -> None:
         value=np.asarray(gap),
         wrong=cases.wrong("eq_gap_causal"),
     )
-    expect_close(got.with_value(np.asarray(gap)), cases.expected("eq_gap_causal"), wrong=cases.wrong("eq_gap_causal"))
+    expect_gap(got, cases.expected("eq_gap_causal"), wrong=cases.wrong("eq_gap_causal"))

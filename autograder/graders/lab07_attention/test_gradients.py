@@ -7,7 +7,7 @@ import pytest
 
 from autograder import cases, chapter
 from autograder.cases import gradients as case
-from autograder.checking import Lab, expect_close, expect_that
+from autograder.checking import Lab, expect_case, expect_close, expect_that
 from autograder.diagnose.gradients import central_difference_variants
 from autograder.sandbox.probes.gradients import head_loss, smooth_function, smooth_gradient
 
@@ -50,9 +50,7 @@ def test_rectangular_head(lab: Lab) -> None:
         text="attention_backward(Q, K, V, dO) with Q (3, 4), K (5, 4), V (5, 2), dO (3, 2)",
     )
     for index, part in enumerate(got.parts("dQ", "dK", "dV")):
-        expect_close(
-            part, cases.expected("grad_rectangular", index), wrong=cases.wrong("grad_rectangular", index), atol=1e-5
-        )
+        expect_case(part, "grad_rectangular", index, atol=1e-5)
 
 
 @pytest.mark.points(0.5)
@@ -70,7 +68,7 @@ def test_value_terms(lab: Lab) -> None:
             text=f"attention_backward(Q, K, V, dO) {HEAD} and dO = {upstream.astype(int).tolist()}",
         )
         _, _, dV = got.parts("dQ", "dK", "dV")
-        grad_V = expect_close(dV, cases.expected(name, 2), wrong=cases.wrong(name, 2))
+        grad_V = expect_case(dV, name, 2)
         terms += [grad_V[0] * V[0], grad_V[1] * V[1]]  # A_i0 v_0, A_i1 v_1
     expect_close(dV.with_value(np.array(terms)), chapter.value("RU-terms"))
 

@@ -7,7 +7,8 @@ import pytest
 
 from autograder import cases, chapter
 from autograder.cases import core
-from autograder.checking import Lab, expect_close, expect_that
+from autograder.checking import Lab, expect_case, expect_close, expect_that
+from autograder.checks.weights import expect_weight_rows
 
 pytestmark = pytest.mark.step("scaling")
 
@@ -40,13 +41,26 @@ def test_scaled_scores(lab: Lab) -> None:
     expect_close(got, chapter.value("T72-scaled"), wrong=cases.wrong("scaled_worked"))
 
 
-@pytest.mark.points(2)
+@pytest.mark.points(1.5)
 def test_worked_example_weights(lab: Lab) -> None:
     """The worked example's attention matrix, with the içti row [0.4230, 0.5012, 0.0759]"""
     got = lab.call("attention", Q, K, V, text=f"attention(Q, K, V) {WORKED}")
     _, weights = got.parts("output", "weights")
+    expect_weight_rows(weights, wrong=cases.wrong("attention_worked", 1))
     expect_close(weights, chapter.value("T72-A"), wrong=cases.wrong("attention_worked", 1))
     expect_close(weights.with_value(weights.array()[2]), chapter.value("T72-A-icti"))
+
+
+@pytest.mark.points(0.5)
+def test_large_scores_are_stable(lab: Lab) -> None:
+    """With scores in the thousands (the worked example's Q and K times 40) the weights stay finite rows of a softmax"""
+    got = lab.call(
+        "attention", *core.LARGE, text="attention(40 Q, 40 K, V) with the worked example's Q, K, V (scores near 1000)"
+    )
+    output, weights = got.parts("output", "weights")
+    expect_weight_rows(weights, wrong=cases.wrong("attention_large", 1))
+    expect_case(weights, "attention_large", 1)
+    expect_case(output, "attention_large", 0)
 
 
 @pytest.mark.points(2)
@@ -119,8 +133,9 @@ def test_batch_axes_and_wider_values(lab: Lab) -> None:
         "attention", Qb, Kb, Vb, text="attention(Q, K, V) with Q (2, 3, 4, 5), K (2, 3, 6, 5), V (2, 3, 6, 7)"
     )
     output, weights = got.parts("output", "weights")
-    expect_close(weights, cases.expected("attention_batch", 1), wrong=cases.wrong("attention_batch", 1))
-    expect_close(output, cases.expected("attention_batch", 0), wrong=cases.wrong("attention_batch", 0))
+    expect_weight_rows(weights, wrong=cases.wrong("attention_batch", 1))
+    expect_case(weights, "attention_batch", 1)
+    expect_case(output, "attention_batch", 0)
     rng = np.random.default_rng(7)
     q, k, v = rng.normal(size=(4, 7, 3)), rng.normal(size=(4, 7, 3)), rng.normal(size=(4, 7, 5))
     got = lab.call(

@@ -16,9 +16,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from autograder import cases
 from autograder.cases import timing as timing_cases
-from autograder.checking import Got, Lab, expect_close, expect_that
+from autograder.checking import Got, Lab, expect_case, expect_that
 from autograder.i18n import N_
 from autograder.sandbox import outcome as outcomes
 from autograder.sandbox.client import StudentCallError
@@ -199,7 +198,7 @@ def test_loglog_slope(lab: Lab, found: TimingReport | ReportError, case: str) ->
     name = f"loglog_slope_{case}"
     got = lab.call("loglog_slope", ns, seconds, text=f"loglog_slope(ns, seconds) with ns {ns} and seconds {seconds}")
     slope = got.with_value(np.asarray(_number(got)))
-    expect_close(slope, cases.expected(name), wrong=cases.wrong(name))
+    expect_case(slope, name)
 
 
 @pytest.mark.points(2)

@@ -8,7 +8,7 @@ import pytest
 
 from autograder import cases
 from autograder.cases import toy_gpt as gpt_cases
-from autograder.checking import Lab, expect_close, expect_that
+from autograder.checking import Lab, expect_case, expect_that
 from autograder.checks import toy_gpt as gpt_checks
 from autograder.sandbox.protocol import AsTorch
 
@@ -30,9 +30,7 @@ def test_layer_norm(lab: Lab) -> None:
         *_tensors(x, g, b),
         text=f"layer_norm(x, g, b) with x {x.shape} (one row of tiny variance: eps shows) and random g, b (float64)",
     )
-    expect_close(
-        got, cases.expected("toy_gpt_layer_norm"), wrong=cases.wrong("toy_gpt_layer_norm"), **gpt_checks.LOGITS
-    )
+    expect_case(got, "toy_gpt_layer_norm", **gpt_checks.LOGITS)
 
 
 @pytest.mark.points(0.5)
@@ -42,7 +40,7 @@ def test_gelu(lab: Lab) -> None:
     got = lab.call(
         "gelu", AsTorch(x), text=f"gelu(x) with x = -5, -4.5, ..., 5 and {len(x) - 21} random values (float64)"
     )
-    expect_close(got, cases.expected("toy_gpt_gelu"), wrong=cases.wrong("toy_gpt_gelu"), **gpt_checks.LOGITS)
+    expect_case(got, "toy_gpt_gelu", **gpt_checks.LOGITS)
 
 
 @pytest.mark.points(1)
@@ -58,7 +56,7 @@ def test_causal_self_attention(lab: Lab, name: str) -> None:
         text = f"causal_self_attention(x, block, 4) with x {x.shape} and a random block of width 8 (4 heads of width 2)"
     got = lab.call("causal_self_attention", AsTorch(x), {k: AsTorch(v) for k, v in block.items()}, n_heads, text=text)
     case = f"toy_gpt_attention_{name}"
-    expect_close(got, cases.expected(case), wrong=cases.wrong(case), **gpt_checks.LOGITS)
+    expect_case(got, case, **gpt_checks.LOGITS)
 
 
 @pytest.mark.points(2)

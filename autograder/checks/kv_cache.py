@@ -1,0 +1,60 @@
+"""What step 7's public and hidden graders expect of a KV cache, whatever the inputs.
+
+Token by token through the cache must equal causal full attention. Many
+inference codebases run the softmax in float32 and cast back, so the outputs
+are judged to float32 rounding (:data:`INCREMENTAL`); that they come back in
+the inputs' dtype is checked exactly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from autograder.checking import Got, expect_close, expect_that
+
+INCREMENTAL = dict(rtol=1e-5, atol=1e-6)  # float32 softmax on float64 inputs lands within 1e-7 of float64
+
+
+def expect_appends(got: Got, keys: Sequence[np.ndarray], values: Sequence[np.ndarray]) -> None:
+    """The states the probe ``kv_cache_appends`` read after each append: length, keys and values in order."""
+    sizes = [k.shape[-2] for k in keys]
+    for index, (length, cached_k, cached_v) in enumerate(got.value):
+        after = f"{got.call}: after append {index + 1}"
+        n, total = Got(got.step, f"{after}, len(cache)", length), sum(sizes[: index + 1])
+        expect_that(
+            n,
+            n.number() == total,
+            f"{total} tokens",
+            f"{n.number():g}",
+            value=np.asarray(n.number()),
+            wrong={"cache_keeps_last_only": np.asarray(sizes[index])},
+        )
+        for name, chunks, cached in (("keys", keys, cached_k), ("values", values, cached_v)):
+            expect_close(
+                Got(got.step, f"{after}, cache.{name}", cached),
+                np.concatenate(chunks[: index + 1], axis=-2),
+                wrong={"cache_keeps_last_only": chunks[index]},
+            )
+
+
+def expect_incremental(
+    got: Got, expected: np.ndarray, wrong: Mapping[str, Any], *, float64_inputs: bool, **tolerance: float
+) -> np.ndarray:
+    """``incremental_attention`` equals causal full attention ``expected``, in the inputs' dtype."""
+    outputs = got.array(expected.shape)
+    if float64_inputs:
+        expect_that(
+            got,
+            outputs.dtype == np.float64,
+            "float64 outputs for float64 inputs (compute in the dtype of the inputs)",
+            f"dtype {outputs.dtype}",
+        )
+    return expect_close(got, expected, wrong=wrong, **{**INCREMENTAL, **tolerance})
+
+
+def expect_decoded(out_t: Got, expected: np.ndarray, wrong: Mapping[str, np.ndarray]) -> None:
+    """``decode_step``'s output: the new token's attention over the cached tokens and itself (``[..., 1, d_v]`` in)."""
+    expect_close(out_t, expected[..., 0, :], wrong={mistake: value[..., 0, :] for mistake, value in wrong.items()})

@@ -1,0 +1,28 @@
+"""What step 6's public and hidden graders expect of the experts a layer calls, whatever the inputs."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from autograder.checking import Got, describe, expect_that
+from autograder.diagnose.moe_router import calls_variants, routing_problems
+
+
+def expect_routed_rows(rows: Got, x: np.ndarray, indices: np.ndarray, n_experts: int) -> None:
+    """Every expert received the tokens routed to it and no other row."""
+    received = rows.value
+    if not isinstance(received, list) or len(received) != n_experts:
+        rows.fail(
+            f"the rows each of the {n_experts} experts received",
+            f"{describe(received)} (the experts could not be recorded)",
+        )
+    problems = routing_problems(received, x, indices)
+    counts = np.array([len(r) for r in received])
+    expect_that(
+        rows,
+        not problems,
+        "each expert to receive only the tokens routed to it",
+        "; ".join(problems[:3]),
+        value=counts,
+        wrong=calls_variants(len(x), n_experts),
+    )

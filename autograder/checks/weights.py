@@ -1,0 +1,57 @@
+"""What every check of attention weights expects first: rows of a softmax, whatever the inputs.
+
+Steps 2 and 3 (and their hidden checks) compare weights with the reference;
+before that, this says in words which property failed when the weights are
+not rows of a softmax at all (an inf or NaN, a negative entry, a row that does
+not sum to 1), so a student whose mistake is not in the catalog still learns
+what to look for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from autograder import diagnose
+from autograder.checking import Got, expect_close
+
+EXPECTED = "weights between 0 and 1 whose rows sum to 1 (a softmax over the key axis)"
+ROW_SUM_TOLERANCE = 1e-5  # float32 rows of a few thousand keys sum to 1 within this
+
+
+def _at(index: tuple[int, ...]) -> str:
+    return "[" + ", ".join(str(int(i)) for i in index) + "]"
+
+
+def expect_weight_rows(got: Got, *, wrong: Mapping[str, Any] | None = None) -> np.ndarray:
+    """Expect ``got`` to hold attention weights: finite, in ``[0, 1]``, every row (last axis) summing to 1."""
+    weights = got.array().astype(float)
+    if weights.size == 0 or weights.shape[-1] == 0:
+        return weights
+    problem = None
+    bad = ~np.isfinite(weights)
+    if bad.any():
+        first = tuple(np.argwhere(bad)[0])
+        problem = f"{int(bad.sum())} entries that are inf or NaN ({weights[first]:g} at {_at(first)})"
+    elif weights.min() < 0 or weights.max() > 1 + ROW_SUM_TOLERANCE:
+        worst = np.unravel_index(int(np.argmax(np.abs(weights - 0.5))), weights.shape)
+        problem = f"an entry outside [0, 1] ({weights[worst]:.6g} at {_at(worst)})"
+    else:
+        sums = weights.sum(axis=-1)
+        worst = np.unravel_index(int(np.argmax(np.abs(sums - 1))), sums.shape)
+        if abs(sums[worst] - 1) > ROW_SUM_TOLERANCE:
+            problem = f"rows that do not sum to 1 (row {_at(worst)} sums to {sums[worst]:.6g})"
+    if problem is not None:
+        got.fail(EXPECTED, problem, diagnose.identify(weights, wrong or {}))
+    return weights
+
+
+def expect_head(got: Got, expected: tuple[Any, Any], wrong: Mapping[str, tuple[Any, Any]]) -> None:
+    """Expect ``(output, weights)`` of one head as the reference's ``expected``, naming the mistakes in ``wrong``."""
+    output, weights = got.parts("output", "weights")
+    weight_mistakes = {key: value[1] for key, value in wrong.items()}
+    expect_weight_rows(weights, wrong=weight_mistakes)
+    expect_close(weights, expected[1], wrong=weight_mistakes)
+    expect_close(output, expected[0], wrong={key: value[0] for key, value in wrong.items()})
