@@ -15,16 +15,17 @@ Canvas, Moodle and Gradescope import (choose ``student_id`` and ``total``).
 from __future__ import annotations
 
 import csv
+import io
 import json
-import os
 import re
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
 from autograder import tasks
 from autograder.batch.job import Result
-from autograder.report import html_page, serialize
+from autograder.files import write_atomically
+from autograder.i18n import _
+from autograder.report import render_html, serialize
 from autograder.report.model import GradeReport
 
 STUDENTS = "students"
@@ -51,11 +52,11 @@ def write(out: Path, result: Result) -> Path:
         "seconds": result.seconds,
         "report": result.report,
     }
-    _write_atomically(path, serialize.json_text(data))
-    title = f"Lab 7 feedback: {result.student}"
+    write_atomically(path, serialize.json_text(data))
     report = report_of(result)
-    page = html_page.page(report, title) if report else html_page.failure_page(title, result.reason)
-    _write_atomically(path.with_suffix(".html"), page)
+    title = _(render_html.TITLE).format(submission=result.student)
+    page = render_html.page(report, title) if report else render_html.failure_page(title, result.reason)
+    write_atomically(path.with_suffix(".html"), page)
     return path
 
 
@@ -94,14 +95,11 @@ def write_csv(path: Path, results: Iterable[Result], steps: tuple[str, ...], max
                 result.reason,
             ]
         )
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile("w", newline="", encoding="utf-8", dir=path.parent, delete=False) as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["student_id", *steps, "total", "max_score", "status", "reason"])
-        writer.writerows(rows)
-    os.replace(handle.name, path)
-    return path
+    buffer = io.StringIO(newline="")
+    writer = csv.writer(buffer)
+    writer.writerow(["student_id", *steps, "total", "max_score", "status", "reason"])
+    writer.writerows(rows)
+    return write_atomically(Path(path), buffer.getvalue())
 
 
 def steps_graded(steps: tuple[str, ...] | None) -> tuple[str, ...]:
@@ -110,10 +108,3 @@ def steps_graded(steps: tuple[str, ...] | None) -> tuple[str, ...]:
 
 def _points(value: float) -> str:
     return f"{value:g}"
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=path.parent, delete=False, suffix=".partial") as f:
-        f.write(text)
-    os.replace(f.name, path)

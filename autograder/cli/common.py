@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import tempfile
 from pathlib import Path
 
 from autograder.kit import Kit
@@ -21,22 +19,6 @@ def usage_error(command: str, message: str) -> int:
     """Print ``attnlab COMMAND: message`` on stderr; the usage-error exit status."""
     print(f"attnlab {command}: {message}", file=sys.stderr)
     return EXIT_USAGE
-
-
-def write_atomically(path: Path, text: str) -> None:
-    """Write ``path`` whole or not at all: a temporary file in the same folder, then renamed over it (a link
-    already there is replaced, never followed)."""
-    fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as file:
-            file.write(text)
-            file.flush()
-            os.fsync(file.fileno())
-        os.chmod(temporary, 0o644)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
 
 
 def add_kit_argument(parser: argparse.ArgumentParser) -> None:

@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 
 from autograder import engine, i18n, tasks
-from autograder.cli.common import EXIT_INTERNAL, EXIT_OK, STUDENT, usage_error, write_atomically
+from autograder.cli.common import EXIT_INTERNAL, EXIT_OK, STUDENT, usage_error
+from autograder.files import write_atomically
 from autograder.i18n import N_, _
 from autograder.kit import Kit
 from autograder.report import render, render_terminal

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from autograder import engine, submission, tasks
+from autograder.files import write_atomically
 from autograder.gradescope import results
 from autograder.kit import Kit
 from autograder.report import serialize
@@ -167,13 +168,3 @@ def close_to_others(source: Path) -> None:
             path = Path(folder) / name
             if not path.is_symlink():
                 path.chmod(path.stat().st_mode & 0o700)
-
-
-def write_atomically(path: Path, text: str) -> None:
-    """Write ``path`` through a temporary file in its folder, so a reader never sees half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=".results-", dir=path.parent)
-    with os.fdopen(handle, "w", encoding="utf-8") as file:
-        file.write(text)
-    os.chmod(temporary, 0o644)
-    os.replace(temporary, path)

@@ -12,7 +12,9 @@ difference. Every label comes from the catalogs (:mod:`autograder.i18n`).
 from __future__ import annotations
 
 import base64
+import hashlib
 import io
+from collections import OrderedDict
 
 import matplotlib
 
@@ -24,7 +26,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from autograder.evidence import Evidence
-from autograder.i18n import N_, _
+from autograder.i18n import N_, _, language
 
 COLORMAP = "cividis"  # designed to read the same with every colour vision
 DPI = 100
@@ -36,6 +38,8 @@ LARGEST = N_("largest difference {size} at {where}")
 SLICE = N_("shown at index {index} of the leading axes")
 CHAPTER, YOURS_WEIGHTS = N_("the chapter's weights"), N_("your weights")
 STYLE = {"font.family": "DejaVu Sans", "font.size": 9, "axes.titlesize": 10}
+CACHED_PICTURES = 256  # a batch draws the same wrong answer on the same public inputs for many students
+_drawn: OrderedDict[str, bytes] = OrderedDict()
 
 
 def _number(value: float) -> str:
@@ -122,8 +126,30 @@ def _png(figure: Figure) -> bytes:
     return buffer.getvalue()
 
 
+def _key(evidence: Evidence) -> str:
+    """What a picture depends on: the arrays (values, dtype, shape), the words on it and the language."""
+    digest = hashlib.sha256(repr((evidence.axes, evidence.ticks, language())).encode())
+    for array in (evidence.expected, evidence.got):
+        array = np.ascontiguousarray(array)
+        digest.update(f"{array.dtype.str}{array.shape}".encode())
+        digest.update(array.tobytes())
+    return digest.hexdigest()
+
+
 def heatmaps(evidence: Evidence) -> bytes:
-    """Expected, yours and the difference as one PNG, the largest difference boxed."""
+    """Expected, yours and the difference as one PNG, the largest difference boxed (drawn once per content)."""
+    key = _key(evidence)
+    if key in _drawn:
+        _drawn.move_to_end(key)
+        return _drawn[key]
+    png = _draw_heatmaps(evidence)
+    _drawn[key] = png
+    while len(_drawn) > CACHED_PICTURES:
+        _drawn.popitem(last=False)
+    return png
+
+
+def _draw_heatmaps(evidence: Evidence) -> bytes:
     expected, got, lead, labels = _as_matrix(evidence)
     both = np.concatenate([expected[np.isfinite(expected)], got[np.isfinite(got)]])
     low, high = (float(both.min()), float(both.max())) if both.size else (0.0, 1.0)

@@ -31,6 +31,7 @@ WORKED_TEXT = N_(
 )
 NO_WEIGHTS = N_("No weights came back from your code on the worked example yet, so only the chapter's are shown.")
 QUERY, KEY = N_("query position"), N_("key position")
+NO_REPORT = N_("0 points: this submission could not be graded.")
 CHECKS_COST = N_("Checks it costs: {titles}")
 PICTURE = N_("Heatmaps of expected, yours and their difference for {call}")
 
@@ -165,7 +166,13 @@ def body(report: GradeReport) -> str:
     return "\n".join(p for p in parts if p)
 
 
-def page(report: GradeReport) -> str:
-    """The whole self-contained page."""
-    title = _(TITLE).format(submission=report.submission)
+def page(report: GradeReport, title: str | None = None) -> str:
+    """The whole self-contained page (titled after the submission unless ``title`` is given)."""
+    title = title or _(TITLE).format(submission=report.submission)
     return htmlpage.page(body(report), title=title, style=STYLE, lang=language())
+
+
+def failure_page(title: str, reason: str) -> str:
+    """The page of a submission that has no report (e.g. a batch grader's row with its reason): 0 points, why."""
+    content = f"<h1>{_e(title)}</h1><p><b>{_e(_(NO_REPORT))}</b> {_e(reason)}</p>"
+    return htmlpage.page(content, title=title, style=STYLE, lang=language())
