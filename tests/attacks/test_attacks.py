@@ -216,7 +216,8 @@ def _attempts(messages: list[str]) -> dict[str, str]:
     """``{attempt: result}`` from the messages that carry an attack's summary."""
     found: dict[str, str] = {}
     for message in messages:
-        for match in re.finditer(r"(\w+)=(ok:\S*|[A-Z]\w*)", message.partition("ATTACK ")[2]):
+        plain = re.sub(r"\\(.)", r"\1", message)  # the --json file is Gradescope's Markdown: scan\_env is scan_env
+        for match in re.finditer(r"(\w+)=(ok:\S*|[A-Z]\w*)", plain.partition("ATTACK ")[2]):
             found.setdefault(match.group(1), match.group(2))
     return found
 
