@@ -32,6 +32,7 @@ IT = N_("it")  # the subject of a probe's outcome ("it did not return within 10 
 NAMING_THE_PROBLEM = N_("{error} naming the problem ({problem})")
 NO_ERROR = N_("no error (it returned {value})")
 UNNAMED_PROBLEM = N_("{error}, a message that does not name the problem")
+ROUNDING_ONLY = N_("{what} of rounding noise only (at most {limit}, what float32 arithmetic leaves{exact})")
 
 
 class CheckFailed(AssertionError):
@@ -89,11 +90,16 @@ class Got:
         return Got(self.step, self.call, value, self.output)
 
     def parts(self, *names: str) -> list[Got]:
-        """The entries of a returned tuple, e.g. ``output, weights = got.parts("output", "weights")``."""
+        """The entries of a returned tuple, e.g. ``output, weights = got.parts("output", "weights")``.
+
+        A name is code (``output``) or words marked with ``N_`` (``len(cache) afterwards``),
+        shown in the active language.
+        """
         value = self.value
+        shown = [_(name) for name in names]
         if not isinstance(value, (tuple, list)) or len(value) != len(names):
-            self.fail(_(messages.A_TUPLE).format(count=len(names), names=", ".join(names)), describe(value))
-        return [Got(self.step, f"{self.call} -> {name}", v, self.output) for name, v in zip(names, value)]
+            self.fail(_(messages.A_TUPLE).format(count=len(names), names=", ".join(shown)), describe(value))
+        return [Got(self.step, f"{self.call} -> {name}", v, self.output) for name, v in zip(shown, value)]
 
     def array(self, shape: tuple[int, ...] | None = None) -> np.ndarray:
         """The value as a numeric array (numpy or torch), of ``shape`` if given."""
@@ -152,7 +158,7 @@ class Lab:
         self.sandbox, self.step = sandbox, step
 
     def _split(self, function: str) -> tuple[str, str]:
-        module, _, name = function.rpartition(".")
+        module, _dot, name = function.rpartition(".")
         return module or self.step.module, name
 
     def call(self, function: str, *args: Any, text: str, **kwargs: Any) -> Got:
@@ -308,15 +314,16 @@ def expect_rounding(
 ) -> None:
     """Expect ``size`` (a quantity that is 0 in exact arithmetic, e.g. a gap) to be rounding noise.
 
-    ``scale`` is the size of the values it was computed from (see
+    ``what`` names the quantity (English marked with ``N_``, or already
+    translated); ``scale`` is the size of the values it was computed from (see
     :func:`rounding_limit`); ``exact`` may cite what float64 gives (the
-    chapter's figure), for the message.
+    chapter's figure), for the message, in the active language.
     """
     limit = rounding_limit(scale)
     expect_that(
         got,
         bool(np.isfinite(size) and abs(size) <= limit),
-        f"{what} of rounding noise only (at most {limit:.2g}, what float32 arithmetic leaves{exact})",
+        _(ROUNDING_ONLY).format(what=_(what), limit=f"{limit:.2g}", exact=exact),
         f"{size:.6g}",
         value=np.asarray(size) if value is None else value,
         wrong=wrong,

@@ -33,6 +33,7 @@ A_NUMBER = N_("a number")
 ARRAY_OF_DTYPE = N_("an array of dtype {dtype} and shape {shape}")
 AN_OBJECT = N_("an object of type {type}")
 A_SEQUENCE = N_("a {type} of {count} items")
+AT_ENTRY = N_("{value} at {where}")  # one entry of an array: "0.25 at [1, 2, 4]"
 MAX_VALUE_CHARS = 160
 # numpy 2 writes a scalar as np.int64(5) inside a tuple or list; its 1.25 print mode writes 5, as people do.
 PLAIN_PRINT = {"legacy": "1.25"} if np.lib.NumpyVersion(np.__version__) >= "2.0.0" else {}
