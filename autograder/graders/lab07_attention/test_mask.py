@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from autograder import cases
+from autograder import cases, messages
 from autograder.cases import core
 from autograder.checking import Lab, expect_case, expect_close, expect_rounding, expect_that
 from autograder.checks.weights import WEIGHT_AXES, WORKED_AXES, expect_weight_rows
@@ -49,7 +49,12 @@ def test_apply_mask(lab: Lab) -> None:
     out = got.array(scores.shape)
     blocked_ok = bool(np.all(out[~mask] <= MASKED))
     expect_that(
-        got, blocked_ok, _("-inf at the masked entries"), f"{out[~mask]}", value=out, wrong=cases.wrong("apply_mask_25")
+        got,
+        blocked_ok,
+        _("-inf at the masked entries"),
+        messages.entries(out[~mask]),
+        value=out,
+        wrong=cases.wrong("apply_mask_25"),
     )
     kept = np.where(mask, out, 0.0)
     expect_close(got.with_value(kept), np.where(mask, scores, 0.0), **WEIGHT_AXES)
@@ -72,7 +77,7 @@ def test_masked_worked_example(lab: Lab) -> None:
         weights,
         bool(np.all(w[~core.CAUSAL3] == 0.0)),
         _("weights of exactly 0 above the diagonal"),
-        f"{w[~core.CAUSAL3]}",
+        messages.entries(w[~core.CAUSAL3]),
         value=w,
         wrong=cases.wrong("masked_worked", 1),
     )

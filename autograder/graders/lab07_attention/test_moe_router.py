@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from autograder import cases, chapter
+from autograder import cases, chapter, messages
 from autograder.cases import moe_router as moe
 from autograder.checking import Lab, as_number, expect_case, expect_close, expect_that
 from autograder.checks.moe_router import expect_routed_rows
@@ -42,7 +42,7 @@ def test_route_gates(lab: Lab) -> None:
         gates,
         bool(np.allclose(sums, chapter.value("T77-gate"), atol=1e-6)),
         _("gates that sum to 1 for every token"),
-        _("sums {values}").format(values=np.round(sums, 4)),
+        _("sums {values}").format(values=messages.entries(sums)),
         value=gates.value,
         wrong=wrong,
     )

@@ -84,7 +84,7 @@ def test_minus_infinity_gives_zero(lab: Lab) -> None:
     got = lab.call("softmax", x, text=_("softmax(x) with x = {x}").format(x="[[0.5, -inf, 2], [-inf, -inf, 1]]"))
     weights = got.array(x.shape)
     zeros = weights[np.isinf(x)]
-    expect_that(got, bool(np.all(zeros == 0.0)), _("weights of exactly 0 at the -inf entries"), f"{zeros}")
+    expect_that(got, bool(np.all(zeros == 0.0)), _("weights of exactly 0 at the -inf entries"), messages.entries(zeros))
     expect_close(got, [[1 / (1 + np.exp(1.5)), 0.0, 1 / (1 + np.exp(-1.5))], [0.0, 0.0, 1.0]], **WEIGHT_AXES)
 
 
