@@ -240,7 +240,7 @@ def expect_close(
     finite = np.isfinite(expected)
     close = same_inf and np.allclose(array[finite], expected[finite], rtol=rtol, atol=atol)
     passed = bool(close and not np.isnan(array).any())
-    evidence = _evidence(got, expected, array, axes, ticks, exhibit, passed)
+    evidence = comparison(got, expected, array, axes, ticks, exhibit, passed)
     if passed:
         if exhibit and evidence is not None:
             RECORDER.record(evidence)
@@ -259,7 +259,7 @@ def expect_case(got: Got, case: str, part: int | None = None, **options: Any) ->
     return expect_close(got, cases.expected(case, part), wrong=cases.wrong(case, part), **options)
 
 
-def _evidence(
+def comparison(
     got: Got,
     expected: np.ndarray,
     array: np.ndarray,

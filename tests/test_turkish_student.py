@@ -85,7 +85,7 @@ def test_the_report_pictures_columns_summing_to_one(submission: Path) -> None:
     with i18n.using("tr"):
         assert render_html.pictures(worked.evidence) in page  # drawn with the Turkish labels
         assert _("yours − expected") == "sizinki − beklenen"
-    assert page.count('class="heatmaps"') >= 1 and "Çözümlü örnekte dikkat ağırlıklarınız" in page
+    assert page.count('class="heatmaps"') >= 1 and "Çözümlü örnekte attention ağırlıklarınız" in page
     assert np.array_equal(render_html.worked_example_weights(report), yours)  # shown beside the chapter's
     assert "Kodunuzdan çözümlü örnek için henüz ağırlık dönmedi" not in page
 

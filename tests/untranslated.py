@@ -30,8 +30,9 @@ FUNCTION_WORDS = frozenset(
     "a an the with and or of at for from in into to is are was not no that than per by its each every after before "
     "without one least most only when which where then but does yet none some all".split()
 )
-# A lower-case word that is not part of a name, a call, a path or a keyword argument (d_k, rope(x), a.py, axis=0).
-WORD = re.compile(r"(?<![\w.\-'`/#])[a-z]+(?![\w(=.'`/])")
+# A lower-case word that is not part of a name, a call, a path or a keyword argument (d_k, rope(x), a.py, axis=0),
+# nor a Turkish suffix after an apostrophe (head’in, attention’a).
+WORD = re.compile(r"(?<![\w.\-'’`/#])[a-z]+(?![\w(=.'`/])")
 MARKING_CALLS = frozenset({"_", "N_", "ngettext", "Step", "Mistake"})
 KEYWORDS_SUFFIX = "KEYWORDS"  # constants of words looked for in a student's own message (never shown)
 OPEN, CLOSE = "\u27e6", "\u27e7"

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from autograder import chapter, diagnose
-from autograder.checking import Got, expect_close
+from autograder.checking import Got, comparison, expect_close
 from autograder.evidence import ATTENTION_AXES, WORKED_EXAMPLE
 from autograder.i18n import N_, _
 
@@ -39,8 +39,21 @@ def _at(index: tuple[int, ...]) -> str:
     return "[" + ", ".join(str(int(i)) for i in index) + "]"
 
 
-def expect_weight_rows(got: Got, *, wrong: Mapping[str, Any] | None = None) -> np.ndarray:
-    """Expect ``got`` to hold attention weights: finite, in ``[0, 1]``, every row (last axis) summing to 1."""
+def expect_weight_rows(
+    got: Got,
+    *,
+    wrong: Mapping[str, Any] | None = None,
+    expected: Any = None,
+    axes: tuple[str, ...] = ATTENTION_AXES,
+    ticks: tuple[tuple[str, ...], ...] = (),
+    exhibit: str = "",
+) -> np.ndarray:
+    """Expect ``got`` to hold attention weights: finite, in ``[0, 1]``, every row (last axis) summing to 1.
+
+    With the weights ``expected`` (the reference's), a failure carries both for
+    the report's heatmaps, labelled by ``axes`` and ``ticks``, and ``exhibit``
+    names them as :func:`autograder.checking.expect_close` does.
+    """
     weights = got.array().astype(float)
     if weights.size == 0 or weights.shape[-1] == 0:
         return weights
@@ -58,7 +71,10 @@ def expect_weight_rows(got: Got, *, wrong: Mapping[str, Any] | None = None) -> n
         if abs(sums[worst] - 1) > ROW_SUM_TOLERANCE:
             problem = _(ROWS_OFF).format(row=_at(worst), total=f"{sums[worst]:.6g}")
     if problem is not None:
-        got.fail(EXPECTED, problem, diagnose.identify(weights, wrong or {}))
+        shown = None
+        if expected is not None and np.shape(expected) == weights.shape:
+            shown = comparison(got, np.asarray(expected, dtype=float), weights, axes, ticks, exhibit, passed=False)
+        got.fail(EXPECTED, problem, diagnose.identify(weights, wrong or {}), shown)
     return weights
 
 
@@ -66,6 +82,6 @@ def expect_head(got: Got, expected: tuple[Any, Any], wrong: Mapping[str, tuple[A
     """Expect ``(output, weights)`` of one head as the reference's ``expected``, naming the mistakes in ``wrong``."""
     output, weights = got.parts("output", "weights")
     weight_mistakes = {key: value[1] for key, value in wrong.items()}
-    expect_weight_rows(weights, wrong=weight_mistakes)
+    expect_weight_rows(weights, wrong=weight_mistakes, expected=expected[1])
     expect_close(weights, expected[1], wrong=weight_mistakes, **WEIGHT_AXES)
     expect_close(output, expected[0], wrong={key: value[0] for key, value in wrong.items()})

@@ -48,7 +48,9 @@ def test_worked_example_weights(lab: Lab) -> None:
     """The worked example's attention matrix, with the içti row [0.4230, 0.5012, 0.0759]"""
     got = lab.call("attention", Q, K, V, text=_(WORKED).format(call="attention(Q, K, V)"))
     _output, weights = got.parts("output", "weights")
-    expect_weight_rows(weights, wrong=cases.wrong("attention_worked", 1))
+    expect_weight_rows(
+        weights, wrong=cases.wrong("attention_worked", 1), expected=chapter.value("T72-A"), **WORKED_WEIGHTS
+    )
     expect_close(weights, chapter.value("T72-A"), wrong=cases.wrong("attention_worked", 1), **WORKED_WEIGHTS)
     expect_close(weights.with_value(weights.array()[2]), chapter.value("T72-A-icti"), **WORKED_ROW)
 
@@ -62,7 +64,9 @@ def test_large_scores_are_stable(lab: Lab) -> None:
         text=_("attention(40 Q, 40 K, V) with the worked example's Q, K, V (scores near 1000)"),
     )
     output, weights = got.parts("output", "weights")
-    expect_weight_rows(weights, wrong=cases.wrong("attention_large", 1))
+    expect_weight_rows(
+        weights, wrong=cases.wrong("attention_large", 1), expected=cases.expected("attention_large", 1), **WORKED_AXES
+    )
     expect_case(weights, "attention_large", 1, **WORKED_AXES)
     expect_case(output, "attention_large", 0)
 
@@ -151,7 +155,7 @@ def test_batch_axes_and_wider_values(lab: Lab) -> None:
         ),
     )
     output, weights = got.parts("output", "weights")
-    expect_weight_rows(weights, wrong=cases.wrong("attention_batch", 1))
+    expect_weight_rows(weights, wrong=cases.wrong("attention_batch", 1), expected=cases.expected("attention_batch", 1))
     expect_case(weights, "attention_batch", 1, **WEIGHT_AXES)
     expect_case(output, "attention_batch", 0)
     rng = np.random.default_rng(7)
