@@ -32,6 +32,8 @@ IT = N_("it")  # the subject of a probe's outcome ("it did not return within 10 
 NAMING_THE_PROBLEM = N_("{error} naming the problem ({problem})")
 NO_ERROR = N_("no error (it returned {value})")
 UNNAMED_PROBLEM = N_("{error}, a message that does not name the problem")
+WITH_INPUTS = N_("{call} with {inputs}")
+WITH_RANDOM = N_("{call} with random {inputs}")
 ROUNDING_ONLY = N_("{what} of rounding noise only (at most {limit}, what float32 arithmetic leaves{exact})")
 
 
@@ -126,6 +128,15 @@ class Got:
         if isinstance(value, (int, float)) and not isinstance(value, bool) and abs(value) < 1e308:
             return float(value)
         self.fail(_(messages.A_NUMBER), describe(value))
+
+
+def with_inputs(call: str, inputs: str, *, random: bool = False) -> str:
+    """How a call whose inputs are written as code is described, in the active language.
+
+    ``with_inputs("attention(Q, K, V)", "Q (2, 4), K (5, 4)")`` is ``attention(Q, K, V) with Q (2, 4), K (5, 4)``;
+    ``random`` says the inputs are drawn at random (hidden checks).
+    """
+    return _(WITH_RANDOM if random else WITH_INPUTS).format(call=call, inputs=inputs)
 
 
 def as_number(got: Got) -> Got:

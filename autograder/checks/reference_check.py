@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from autograder.checking import Got, Lab, expect_that
+from autograder.checking import Got, Lab, expect_that, with_inputs
 from autograder.diagnose import reference_check as torch_side
 from autograder.i18n import _
 
@@ -40,7 +40,7 @@ def agrees_with_torch(lab: Lab, Q: np.ndarray, K: np.ndarray, V: np.ndarray, mas
         K,
         V,
         mask,
-        text=_("{call} with {inputs}").format(call="compare_with_torch(Q, K, V, mask)", inputs=described),
+        text=with_inputs("compare_with_torch(Q, K, V, mask)", described),
     )
     reported, backend = got.parts("max_abs_diff", "backend")
     reported.number()  # a number, before the grader looks further
@@ -50,7 +50,7 @@ def agrees_with_torch(lab: Lab, Q: np.ndarray, K: np.ndarray, V: np.ndarray, mas
         K,
         V,
         mask,
-        text=_("{call} with {inputs}").format(call="attention(Q, K, V, mask)", inputs=described),
+        text=with_inputs("attention(Q, K, V, mask)", described),
     ).parts("output", "weights")[0]
     ours = output.array(Q.shape[:-1] + V.shape[-1:])
     actual = float(np.max(np.abs(ours.astype(float) - torch_side.sdpa(Q, K, V, mask))))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from autograder.checking import Lab, expect_close
+from autograder.checking import Lab, expect_close, with_inputs
 from autograder.diagnose.block import (
     block_variants,
     feed_forward_variants,
@@ -16,7 +16,6 @@ from autograder.diagnose.block import (
 from autograder.i18n import N_, _
 
 pytestmark = pytest.mark.step("block")
-RANDOM = N_("{call} with random {inputs}")
 RANDOM_ROWS = N_("{call} with random rows of shape {shape}")
 
 
@@ -101,8 +100,8 @@ def test_random_feed_forward(lab: Lab, ref, rng: np.random.Generator) -> None:
         b1,
         W2,
         b2,
-        text=_(RANDOM).format(
-            call="feed_forward(x, W1, b1, W2, b2)", inputs=f"x {x.shape}, d_ff = {d_ff}, d_out = {d_out}"
+        text=with_inputs(
+            "feed_forward(x, W1, b1, W2, b2)", f"x {x.shape}, d_ff = {d_ff}, d_out = {d_out}", random=True
         ),
     )
     expect_close(got, ref.block.feed_forward(x, W1, b1, W2, b2), wrong=feed_forward_variants(ref, x, W1, b1, W2, b2))

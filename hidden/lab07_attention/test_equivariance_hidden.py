@@ -5,13 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from autograder.checking import Lab, expect_close
+from autograder.checking import Lab, expect_close, with_inputs
 from autograder.checks.equivariance import expect_gap, expect_no_gap
 from autograder.diagnose.equivariance import permutation_gap_variants, restored_outputs_variants
-from autograder.i18n import N_, _
+from autograder.i18n import _
 
 pytestmark = pytest.mark.step("equivariance")
-WITH = N_("{call} with {inputs}")
 
 
 def _head(rng: np.random.Generator) -> tuple[np.ndarray, ...]:
@@ -40,7 +39,7 @@ def test_random_head_is_equivariant(lab: Lab, ref, rng: np.random.Generator) -> 
         W_K,
         W_V,
         perm,
-        text=_(WITH).format(call="restored_outputs(X, W_Q, W_K, W_V, perm)", inputs=where),
+        text=with_inputs("restored_outputs(X, W_Q, W_K, W_V, perm)", where),
     )
     outputs = expect_close(
         got,
@@ -54,7 +53,7 @@ def test_random_head_is_equivariant(lab: Lab, ref, rng: np.random.Generator) -> 
         W_K,
         W_V,
         perm,
-        text=_(WITH).format(call="permutation_gap(X, W_Q, W_K, W_V, perm)", inputs=where),
+        text=with_inputs("permutation_gap(X, W_Q, W_K, W_V, perm)", where),
     )
     expect_no_gap(got, scale=float(np.abs(outputs).max()), wrong=permutation_gap_variants(ref, X, W_Q, W_K, W_V, perm))
 
@@ -73,7 +72,7 @@ def test_random_positions_and_mask(lab: Lab, ref, rng: np.random.Generator) -> N
         W_V,
         perm,
         positions=positions,
-        text=_(WITH).format(call="restored_outputs(X, W_Q, W_K, W_V, perm, positions=...)", inputs=where),
+        text=with_inputs("restored_outputs(X, W_Q, W_K, W_V, perm, positions=...)", where),
     )
     expect_close(
         got,
@@ -88,7 +87,7 @@ def test_random_positions_and_mask(lab: Lab, ref, rng: np.random.Generator) -> N
         W_V,
         perm,
         positions=positions,
-        text=_(WITH).format(call="permutation_gap(X, W_Q, W_K, W_V, perm, positions=...)", inputs=where),
+        text=with_inputs("permutation_gap(X, W_Q, W_K, W_V, perm, positions=...)", where),
     )
     expect_gap(
         got,
@@ -103,9 +102,9 @@ def test_random_positions_and_mask(lab: Lab, ref, rng: np.random.Generator) -> N
         W_V,
         perm,
         causal=True,
-        text=_(WITH).format(
-            call="permutation_gap(X, W_Q, W_K, W_V, perm, causal=True)",
-            inputs=_("random X {shape} and perm {perm}").format(shape=X.shape, perm=perm.tolist()),
+        text=with_inputs(
+            "permutation_gap(X, W_Q, W_K, W_V, perm, causal=True)",
+            _("random X {shape} and perm {perm}").format(shape=X.shape, perm=perm.tolist()),
         ),
     )
     expect_gap(

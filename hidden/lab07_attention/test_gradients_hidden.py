@@ -5,13 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from autograder.checking import Lab, expect_close
+from autograder.checking import Lab, expect_close, with_inputs
 from autograder.diagnose.gradients import attention_backward_variants, central_difference_variants
 from autograder.i18n import N_, _
 from autograder.sandbox.probes.gradients import head_loss, smooth_function, smooth_gradient
 
 pytestmark = pytest.mark.step("gradients")
-RANDOM = N_("{call} with random {inputs}")
 
 GRAD_ATOL = 1e-5  # float32 rounding in dS = A * (dA - rowsum) stays far below this
 
@@ -46,8 +45,8 @@ def test_random_head_against_autograd(lab: Lab, ref, rng: np.random.Generator) -
         K,
         V,
         dO,
-        text=_(RANDOM).format(
-            call="attention_backward(Q, K, V, dO)", inputs=f"Q {Q.shape}, K {K.shape}, V {V.shape}, dO {dO.shape}"
+        text=with_inputs(
+            "attention_backward(Q, K, V, dO)", f"Q {Q.shape}, K {K.shape}, V {V.shape}, dO {dO.shape}", random=True
         ),
     )
     wrong = attention_backward_variants(ref, Q, K, V, dO)

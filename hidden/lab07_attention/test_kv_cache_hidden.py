@@ -5,14 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from autograder.checking import Lab, expect_that
+from autograder.checking import Lab, expect_that, with_inputs
 from autograder.checks.kv_cache import AFTERWARDS, APPENDS, DECODE, expect_appends, expect_decoded, expect_incremental
 from autograder.diagnose.kv_cache import decode_variants, incremental_variants, kv_cache_bytes_variants
-from autograder.i18n import N_, _
+from autograder.i18n import _
 from autograder.sandbox.protocol import AsTorch
 
 pytestmark = pytest.mark.step("kv_cache")
-RANDOM = N_("{call} with random {inputs}")
 
 
 def _causal(ref, X: np.ndarray, W_Q: np.ndarray, W_K: np.ndarray, W_V: np.ndarray) -> tuple[np.ndarray, dict]:
@@ -57,8 +56,8 @@ def test_random_incremental(lab: Lab, ref, rng: np.random.Generator) -> None:
         AsTorch(W_Q),
         AsTorch(W_K),
         AsTorch(W_V),
-        text=_(RANDOM).format(
-            call="incremental_attention(X, W_Q, W_K, W_V)", inputs=f"X {X.shape}, d_k = {d_k}, d_v = {d_v} (float64)"
+        text=with_inputs(
+            "incremental_attention(X, W_Q, W_K, W_V)", f"X {X.shape}, d_k = {d_k}, d_v = {d_v} (float64)", random=True
         ),
     )
     expect_incremental(got, *_causal(ref, X, W_Q, W_K, W_V), float64_inputs=True)

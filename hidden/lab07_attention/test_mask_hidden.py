@@ -5,13 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from autograder.checking import Lab, expect_close, expect_rounding
+from autograder.checking import Lab, expect_close, expect_rounding, with_inputs
 from autograder.checks.weights import WEIGHT_AXES, expect_head
 from autograder.diagnose.mask import causal_mask_variants, masked_attention_variants
 from autograder.i18n import N_, _
 
 pytestmark = pytest.mark.step("mask")
-RANDOM = N_("{call} with random {inputs}")
 
 
 @pytest.mark.points(1)
@@ -37,8 +36,8 @@ def test_random_causal_heads(lab: Lab, ref, rng: np.random.Generator) -> None:
         Q,
         K,
         V,
-        text=_(RANDOM).format(
-            call=f"attention(Q, K, V, causal_mask({n_q}, {n_k}))", inputs=f"Q {Q.shape}, K {K.shape}, V {V.shape}"
+        text=with_inputs(
+            f"attention(Q, K, V, causal_mask({n_q}, {n_k}))", f"Q {Q.shape}, K {K.shape}, V {V.shape}", random=True
         ),
     )
     expect_head(got, ref.scaling.attention(Q, K, V, mask), masked_attention_variants(ref, Q, K, V, mask))
@@ -57,7 +56,7 @@ def test_random_prefix_change(lab: Lab, ref, rng: np.random.Generator) -> None:
         W_K,
         W_V,
         x_next,
-        text=_(RANDOM).format(call="prefix_change(X, W_Q, W_K, W_V, x_next)", inputs=f"X ({n}, {d_model})"),
+        text=with_inputs("prefix_change(X, W_Q, W_K, W_V, x_next)", f"X ({n}, {d_model})", random=True),
     )
     expect_rounding(
         got, got.number(), N_("a change of the outputs at the old positions"), scale=float(np.abs(X @ W_V).max())
@@ -70,7 +69,7 @@ def test_random_prefix_change(lab: Lab, ref, rng: np.random.Generator) -> None:
         W_V,
         x_next,
         causal=False,
-        text=_(RANDOM).format(call="prefix_change(..., causal=False)", inputs=f"X ({n}, {d_model})"),
+        text=with_inputs("prefix_change(..., causal=False)", f"X ({n}, {d_model})", random=True),
     )
     expected = ref.mask.prefix_change(X, W_Q, W_K, W_V, x_next, causal=False)
     expect_close(got.with_value(np.asarray(got.number())), expected)

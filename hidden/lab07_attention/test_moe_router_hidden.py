@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from autograder.checking import COUNT, Lab, as_number, expect_close
+from autograder.checking import COUNT, Lab, as_number, expect_close, with_inputs
 from autograder.checks.moe_router import expect_routed_rows
 from autograder.diagnose.moe_router import (
     affine_expert,
@@ -14,10 +14,9 @@ from autograder.diagnose.moe_router import (
     moe_params_variants,
     route_variants,
 )
-from autograder.i18n import N_, _
+from autograder.i18n import _
 
 pytestmark = pytest.mark.step("moe_router")
-RANDOM = N_("{call} with random {inputs}")
 
 
 def _router(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, int]:
@@ -37,7 +36,7 @@ def test_random_route(lab: Lab, ref, rng: np.random.Generator) -> None:
             x,
             W_r,
             k,
-            text=_(RANDOM).format(call=f"route(x, W_r, {k})", inputs=f"x {x.shape}, W_r {W_r.shape}") + what,
+            text=with_inputs(f"route(x, W_r, {k})", f"x {x.shape}, W_r {W_r.shape}", random=True) + what,
         )
         expected, wrong = ref.moe_router.route(x, W_r, k), route_variants(ref, x, W_r, k)
         for index, part in enumerate(got.parts("indices", "gates")):

@@ -5,14 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from autograder.checking import Lab, expect_close
+from autograder.checking import Lab, expect_close, with_inputs
 from autograder.checks.weights import WEIGHT_AXES, expect_head
 from autograder.diagnose.mask import masked_attention_variants
 from autograder.diagnose.scaling import attention_variants, project_variants, scaled_scores_variants
-from autograder.i18n import N_, _
+from autograder.i18n import _
 
 pytestmark = pytest.mark.step("scaling")
-RANDOM = N_("{call} with random {inputs}")
 
 
 def _head(rng: np.random.Generator, batch: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -36,7 +35,7 @@ def test_random_projection(lab: Lab, ref, rng: np.random.Generator) -> None:
         W_Q,
         W_K,
         W_V,
-        text=_(RANDOM).format(call="project(X, W_Q, W_K, W_V)", inputs=f"X ({n}, {d_model})"),
+        text=with_inputs("project(X, W_Q, W_K, W_V)", f"X ({n}, {d_model})", random=True),
     )
     wrong = project_variants(ref, X, W_Q, W_K, W_V)
     for index, (part, expected) in enumerate(zip(got.parts("Q", "K", "V"), ref.scaling.project(X, W_Q, W_K, W_V))):
@@ -48,7 +47,7 @@ def test_random_scaled_scores(lab: Lab, ref, rng: np.random.Generator) -> None:
     """Random Q and K, compared with the reference"""
     Q, K, _V = _head(rng, (2,))
     got = lab.call(
-        "scaled_scores", Q, K, text=_(RANDOM).format(call="scaled_scores(Q, K)", inputs=f"Q {Q.shape}, K {K.shape}")
+        "scaled_scores", Q, K, text=with_inputs("scaled_scores(Q, K)", f"Q {Q.shape}, K {K.shape}", random=True)
     )
     expect_close(got, ref.scaling.scaled_scores(Q, K), wrong=scaled_scores_variants(ref, Q, K), **WEIGHT_AXES)
 
@@ -62,7 +61,7 @@ def test_random_batched_heads(lab: Lab, ref, rng: np.random.Generator) -> None:
         Q,
         K,
         V,
-        text=_(RANDOM).format(call="attention(Q, K, V)", inputs=f"Q {Q.shape}, K {K.shape}, V {V.shape}"),
+        text=with_inputs("attention(Q, K, V)", f"Q {Q.shape}, K {K.shape}, V {V.shape}", random=True),
     )
     expect_head(got, ref.scaling.attention(Q, K, V), attention_variants(ref, Q, K, V))
 

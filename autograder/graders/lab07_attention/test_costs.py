@@ -130,29 +130,16 @@ def test_qk_params(lab: Lab) -> None:
         lab, "qk_params", d, d_k, text=_("{call} (one head's W_Q and W_K)").format(call=f"qk_params({d}, {d_k})")
     )
     expect_close(one, chapter.value("T712-llama-qk"), **COUNT)
-    full = count(
-        lab,
-        "qk_params",
-        d,
-        d_k,
-        1,
-        False,
-        text=_("{call} (one head's d x d matrix M)").format(call=f"qk_params({d}, {d_k}, 1, factored=False)"),
-    )
+    matrix_m = _("{call} (one head's d x d matrix M)").format(call=f"qk_params({d}, {d_k}, 1, factored=False)")
+    full = count(lab, "qk_params", d, d_k, 1, False, text=matrix_m)
     expect_close(full, chapter.value("T712-llama-M")[0], **COUNT)
     expect_close(
         derived(full, _("the ratio to {call}").format(call="qk_params(4096, 128)"), full.value / one.value),
         chapter.value("T712-llama-M")[1],
     )
     # The chapter prints 33,5M; 2 d^2 = 33,554,432 rounds to 33.6M (a catalog MISMATCH, checked at the correct value).
-    factored = count(
-        lab,
-        "qk_params",
-        d,
-        d_k,
-        heads,
-        text=_("{call} (all heads, factored)").format(call=f"qk_params({d}, {d_k}, {heads})"),
-    )
+    all_heads = _("{call} (all heads, factored)").format(call=f"qk_params({d}, {d_k}, {heads})")
+    factored = count(lab, "qk_params", d, d_k, heads, text=all_heads)
     expect_close(factored, chapter.value("T712-llama-2d2") * 1e6, **COUNT)
     expect_close(
         derived(factored, "h d_k = qk_params / 2d", factored.value / (2 * d)), chapter.value("T712-llama-heads")

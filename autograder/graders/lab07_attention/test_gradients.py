@@ -7,7 +7,7 @@ import pytest
 
 from autograder import cases, chapter
 from autograder.cases import gradients as case
-from autograder.checking import Lab, expect_case, expect_close, expect_that
+from autograder.checking import Lab, expect_case, expect_close, expect_that, with_inputs
 from autograder.diagnose.gradients import central_difference_variants
 from autograder.i18n import N_, _
 from autograder.sandbox.probes.gradients import head_loss, smooth_function, smooth_gradient
@@ -60,7 +60,7 @@ def test_rectangular_head(lab: Lab) -> None:
     got = lab.call(
         "attention_backward",
         *case.RECTANGULAR,
-        text=_("{call} with {inputs}").format(call=BACKWARD, inputs="Q (3, 4), K (5, 4), V (5, 2), dO (3, 2)"),
+        text=with_inputs(BACKWARD, "Q (3, 4), K (5, 4), V (5, 2), dO (3, 2)"),
     )
     for index, part in enumerate(got.parts("dQ", "dK", "dV")):
         expect_case(part, "grad_rectangular", index, atol=1e-5)

@@ -7,7 +7,7 @@ import pytest
 
 from autograder import cases, messages
 from autograder.cases import core
-from autograder.checking import Lab, expect_case, expect_close, expect_rounding, expect_that
+from autograder.checking import Lab, expect_case, expect_close, expect_rounding, expect_that, with_inputs
 from autograder.checks.weights import WEIGHT_AXES, WORKED_AXES, expect_weight_rows
 from autograder.i18n import N_, _
 
@@ -42,9 +42,7 @@ def test_apply_mask(lab: Lab) -> None:
         "apply_mask",
         scores,
         mask,
-        text=_("{call} with {inputs}").format(
-            call="apply_mask(scores, mask)", inputs="scores (2, 5), causal_mask(2, 5)"
-        ),
+        text=with_inputs("apply_mask(scores, mask)", "scores (2, 5), causal_mask(2, 5)"),
     )
     out = got.array(scores.shape)
     blocked_ok = bool(np.all(out[~mask] <= MASKED))
@@ -93,9 +91,7 @@ def test_masked_with_offset(lab: Lab) -> None:
         core.INPUTS["Q2"],
         core.INPUTS["K5"],
         core.INPUTS["V5"],
-        text=_("{call} with {inputs}").format(
-            call="attention(Q, K, V, causal_mask(2, 5))", inputs="Q (2, 4), K (5, 4), V (5, 3)"
-        ),
+        text=with_inputs("attention(Q, K, V, causal_mask(2, 5))", "Q (2, 4), K (5, 4), V (5, 3)"),
     )
     output, weights = got.parts("output", "weights")
     expect_weight_rows(weights, wrong=cases.wrong("masked_2_5", 1), expected=cases.expected("masked_2_5", 1))

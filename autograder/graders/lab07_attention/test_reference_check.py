@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from autograder import messages
-from autograder.checking import Lab
+from autograder.checking import Lab, with_inputs
 from autograder.checks.reference_check import agrees_with_torch, names_a_kernel, reports_known_error
 from autograder.i18n import N_, _
 
@@ -87,6 +87,6 @@ def test_backend_named(lab: Lab) -> None:
             K,
             V,
             mask,
-            text=_("{call} with {inputs}").format(call="compare_with_torch(Q, K, V, mask)", inputs=_(DESCRIBE[name])),
+            text=with_inputs("compare_with_torch(Q, K, V, mask)", _(DESCRIBE[name])),
         )
         names_a_kernel(got.parts("max_abs_diff", "backend")[1], Q, K, V, mask)

@@ -7,7 +7,7 @@ import pytest
 
 from autograder import cases, chapter
 from autograder.cases import core
-from autograder.checking import Lab, expect_case, expect_close, expect_that
+from autograder.checking import Lab, expect_case, expect_close, expect_that, with_inputs
 from autograder.checks.weights import WEIGHT_AXES, WORKED_AXES, WORKED_ROW, WORKED_WEIGHTS, expect_weight_rows
 from autograder.i18n import N_, _
 
@@ -93,7 +93,7 @@ def test_without_projections(lab: Lab) -> None:
         np.array([[1.0], [2.0]]),
         np.array([[1.0], [2.0]]),
         np.eye(2),
-        text=_("{call} with {inputs}").format(call="attention(Q, K, V)", inputs="Q = K = [[1], [2]] (d_k = 1), V = I"),
+        text=with_inputs("attention(Q, K, V)", "Q = K = [[1], [2]] (d_k = 1), V = I"),
     )
     _output, weights = got.parts("output", "weights")
     expect_close(weights, chapter.value("T712-dk1-A"), **WEIGHT_AXES)
@@ -108,9 +108,7 @@ def test_one_head_with_gradients_example(lab: Lab) -> None:
         Q2,
         K2,
         V2,
-        text=_("{call} with {inputs}").format(
-            call="attention(Q, K, V)", inputs="Q = [[0, 3], [2, -1]], K = [[3, 0], [-1, 2]], V = [[3, -3], [1, 3]]"
-        ),
+        text=with_inputs("attention(Q, K, V)", "Q = [[0, 3], [2, -1]], K = [[3, 0], [-1, 2]], V = [[3, -3], [1, 3]]"),
     )
     output, weights = got.parts("output", "weights")
     expect_close(weights, chapter.value("RU-A"), **WEIGHT_AXES)
@@ -129,7 +127,7 @@ def test_one_head_with_gradients_example(lab: Lab) -> None:
         np.array([[1.0, 0.0]]),
         np.eye(2),
         np.eye(2),
-        text=_("{call} with {inputs}").format(call="attention(q, K, V)", inputs="q = [1, 0], K = V = I (d_k = 2)"),
+        text=with_inputs("attention(q, K, V)", "q = [1, 0], K = V = I (d_k = 2)"),
     )
     _output, weights = got.parts("output", "weights")
     p = chapter.value("RU-p-scaled")
@@ -150,9 +148,7 @@ def test_batch_axes_and_wider_values(lab: Lab) -> None:
         Qb,
         Kb,
         Vb,
-        text=_("{call} with {inputs}").format(
-            call="attention(Q, K, V)", inputs="Q (2, 3, 4, 5), K (2, 3, 6, 5), V (2, 3, 6, 7)"
-        ),
+        text=with_inputs("attention(Q, K, V)", "Q (2, 3, 4, 5), K (2, 3, 6, 5), V (2, 3, 6, 7)"),
     )
     output, weights = got.parts("output", "weights")
     expect_weight_rows(weights, wrong=cases.wrong("attention_batch", 1), expected=cases.expected("attention_batch", 1))
