@@ -146,3 +146,14 @@ def test_no_grader_string_is_left_untranslated(folder: str, monkeypatch: pytest.
     assert "\u27e6" in shown  # the marks are there: the run read the marked catalog
     left = english_outside_the_catalog(shown)
     assert not left, f"{len(left)} pieces of English not from the catalog, e.g. {left[:8]}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("lang", ["en", "tr"])
+def test_the_stubs_and_the_reference_fit_on_one_screen_in_either_language(lang: str) -> None:
+    """What a student sees, the default-secret note included: the stubs under 40 lines, the reference under 25."""
+    for folder, limit in ((kit.STUBS, 40), (kit.SOLUTIONS, 25)):
+        done = run_cli("grade", str(folder), "--lang", lang)
+        assert done.returncode == 0, done.stderr
+        lines = done.stdout.splitlines()
+        assert len(lines) < limit, "\n".join(lines)
