@@ -70,6 +70,11 @@ class Kit:
     def public_graders(self) -> Path:
         return self.root / "autograder" / "graders" / tasks.LAB
 
+    @property
+    def lock(self) -> Path:
+        """The course lock: pinned versions of the kit's needs (students, the Gradescope zip)."""
+        return self.root / "requirements" / "lock.txt"
+
     # -- the handout ------------------------------------------------------
     @property
     def handout(self) -> Path:

@@ -17,11 +17,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autograder import tasks
+from autograder.submission import data_files
 
 BEGIN, END = "# BEGIN SOLUTION", "# END SOLUTION"
 ANSWER_MARK, ANSWER_STUB = "# ANSWER", "None,  # your prediction"
 ANSWER = re.compile(r"""^(?P<key>\s*(?:"[^"\n]*"|'[^'\n]*')\s*:\s*)(?P<value>\S.*?),?\s*# ANSWER\s*$""")
-DATA_FILES = ("*.npz",)  # shipped with the lab as they are
 TASK_MESSAGE = "Lab 7 step '{step}', task {task}: not implemented yet "
 TASK_WHERE = "(handout: {handout})"
 DEF = re.compile(r"^\s*def\s+(\w+)\s*\(")
@@ -118,11 +118,6 @@ def solution_lines(text: str, path: Path | str = "<text>") -> list[str]:
                 found.append(stripped)
     found.extend(lines[number - 1].strip() for number in find_answers(text, path))
     return found
-
-
-def data_files(solutions: Path) -> list[Path]:
-    """The lab's data files in ``solutions`` (shipped to students unchanged)."""
-    return sorted(path for pattern in DATA_FILES for path in Path(solutions).glob(pattern) if path.is_file())
 
 
 def generate(solutions: Path, assignments: Path) -> dict[Path, bytes]:

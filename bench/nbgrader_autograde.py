@@ -35,7 +35,8 @@ sys.path.insert(0, str(ROOT))
 from grade_overhead import wall  # noqa: E402  (bench/ is this script's own folder on the path)
 
 from autograder import tasks  # noqa: E402
-from autograder.nbgrader_course import course, notebook, warm  # noqa: E402
+from autograder.nbgrader_course import cells, course, notebook  # noqa: E402
+from autograder.warm import client  # noqa: E402
 
 LAB, BARE = tasks.LAB, "bare"
 
@@ -110,7 +111,8 @@ def main() -> None:
         runs: dict[str, list[float]] = {key: [] for key in ("bare_one", "bare_all", "kit_one", "kit_all", "engine")}
         for _ in range(args.repeats):
             for assignment, key in ((BARE, "bare"), (LAB, "kit")):
-                warm.stop(root / "private")  # every first student starts the warm grading server afresh
+                # every first student starts the warm grading server afresh
+                client.stop(cells.HANDLER, root / "private")
                 runs[f"{key}_one"].append(nbgrader(root, "autograde", assignment, "--student", "s1", "--force"))
                 runs[f"{key}_all"].append(nbgrader(root, "autograde", assignment, "--force"))
             runs["engine"].append(engine(root))

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from autograder import engine, tasks
+from autograder.gradescope import results as gradescope
 from autograder.kit import Kit
-from autograder.report import render
 from autograder.report.model import GradeReport
 from tests import kit
 
@@ -81,7 +81,7 @@ def test_secret_changes_hidden_inputs_and_is_not_in_report() -> None:
 def test_same_folder_twice_gives_the_same_report(stubs_report: GradeReport) -> None:
     again = kit.grade(kit.STUBS)
     assert again == stubs_report  # GradeReport.seconds is excluded from equality
-    assert render.gradescope(again) == render.gradescope(stubs_report)
+    assert gradescope.results(again, execution_time=0) == gradescope.results(stubs_report, execution_time=0)
 
 
 def test_seed_reproduces_hidden_inputs() -> None:

@@ -13,6 +13,7 @@ import pytest
 
 from autograder import cli
 from autograder.cli.common import EXIT_USAGE
+from autograder.gradescope.results import markdown_text
 from autograder.sandbox import bwrap, isolation
 from autograder.sandbox.client import Limits, Sandbox
 from autograder.sandbox.isolation import Level
@@ -101,7 +102,8 @@ def test_a_namespaced_child_sees_only_what_it_needs(view: Sandbox) -> None:
         assert set(view.call("view", "listing", str(home))) <= {".pyenv", ".local", "venvs", ".venv"}
     else:
         assert not view.call("view", "exists", str(home))
-    assert view.call("view", "listing", "/tmp") == []
+    under_tmp = {Path(root).relative_to("/tmp").parts[0] for root in bwrap.python_roots() if root.startswith("/tmp/")}
+    assert set(view.call("view", "listing", "/tmp")) <= under_tmp, "/tmp holds more than a Python installed there"
     assert view.call("view", "pids") == [1, 2], "other processes are visible"
     assert view.call("view", "listing", "/var/attnlab/works") in ("PermissionError", [])
 
@@ -172,5 +174,56 @@ def test_the_user_layer_grades_the_reference_as_another_uid(tmp_path: Path) -> N
     results = json.loads(out.read_text())
     assert results["extra_data"]["isolation"] == "user" and results["score"] == results["max_score"] > 0
     if isolation.readable_by_others(kit.HIDDEN):  # the kit's own hidden graders: the report warns
-        assert f"{kit.HIDDEN} is readable by every user" in results["output"]
+        assert markdown_text(f"{kit.HIDDEN} is readable by every user") in results["output"]  # Markdown, escaped
     assert sys.executable != python or isolation._user()[0]
+
+
+PROBE_PACKAGE = "attnlab_tmp_probe"
+UNDER_TMP = f"""
+import json, os, sys
+from pathlib import Path
+from autograder.sandbox.client import Limits, Sandbox
+
+folder = Path(sys.argv[1])
+(folder / "lazy.py").write_text(
+    "import os\\n"
+    "def value():\\n"
+    "    import {PROBE_PACKAGE}.sub\\n"  # imported only now, inside the child's own mount namespace
+    "    return {PROBE_PACKAGE}.sub.VALUE\\n"
+    "def write_into_it():\\n"
+    "    import {PROBE_PACKAGE}\\n"
+    "    try:\\n"
+    "        open(os.path.join(os.path.dirname({PROBE_PACKAGE}.__file__), 'planted.py'), 'w').close()\\n"
+    "        return 'written'\\n"
+    "    except OSError as error:\\n"
+    "        return type(error).__name__\\n"
+)
+with Sandbox(folder, Limits(call_timeout_s=20)) as sandbox:
+    print(json.dumps([sandbox.call("lazy", "value"), sandbox.call("lazy", "write_into_it"), sandbox.isolation.label]))
+"""
+
+
+@NAMESPACES
+def test_a_python_installed_under_tmp_keeps_working_in_the_private_tmp(tmp_path: Path) -> None:
+    """CI and courses make virtual environments under /tmp; each child's private /tmp must not hide them."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="attnlab-venv-", dir="/tmp") as place:
+        venv = Path(place) / "venv"
+        subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)], check=True)
+        site = next(venv.glob("lib/python3*/site-packages"))
+        (site / PROBE_PACKAGE).mkdir()
+        (site / PROBE_PACKAGE / "__init__.py").write_text("")
+        (site / PROBE_PACKAGE / "sub.py").write_text("VALUE = 42\n")
+        (tmp_path / "work").mkdir()
+        done = subprocess.run(
+            [str(venv / "bin" / "python"), "-c", UNDER_TMP, str(tmp_path / "work")],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            cwd=tmp_path,
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        value, written, used = json.loads(done.stdout.strip().splitlines()[-1])
+        assert (value, used) == (42, "namespaces")
+        assert written != "written" and not (site / PROBE_PACKAGE / "planted.py").exists()

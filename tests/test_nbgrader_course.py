@@ -26,8 +26,9 @@ pytest.importorskip("nbgrader")
 
 from autograder import engine, stubs, tasks  # noqa: E402
 from autograder.diagnose.catalog import MISTAKES  # noqa: E402
+from autograder.nbgrader_course import cells, notebook, run  # noqa: E402
 from autograder.nbgrader_course import course as course_writer  # noqa: E402
-from autograder.nbgrader_course import notebook, run, warm  # noqa: E402
+from autograder.warm import client  # noqa: E402
 from tests import kit  # noqa: E402
 from tests.test_nbgrader_kernel import TRANSFORMER_CELL  # noqa: E402
 
@@ -92,6 +93,15 @@ def submit(
     return folder
 
 
+def tamper_with_grade_cell(folder: Path, step: str) -> None:
+    """The student's notebook with the grade cell of ``step`` rewritten to return full points."""
+    book = nbformat.read(folder / notebook.NOTEBOOK, as_version=4)
+    for cell in book.cells:
+        if cell.metadata.get("nbgrader", {}).get("grade_id") == notebook.GRADE_ID.format(step=step):
+            cell.source = f"{POINTS[step]:g}.0"
+    nbformat.write(book, folder / notebook.NOTEBOOK)
+
+
 def variant(tmp: Path, name: str, module: str, edit: Callable[[str], str]) -> Path:
     """A copy of the reference (without its timing report) with ``module``.py rewritten by ``edit``."""
     folder = tmp / name
@@ -143,19 +153,20 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
     submit(root, "release")
     submit(root, "buggy", modules=buggy, steps=("softmax", "costs"))
     submit(root, "patches_testing", modules=stub_patch, steps=("softmax",))
-    submit(root, "transformer", steps=("softmax", "mask"), first_cell=TRANSFORMER_CELL)
+    transformer = submit(root, "transformer", steps=("softmax", "mask"), first_cell=TRANSFORMER_CELL)
+    tamper_with_grade_cell(transformer, "mask")
     submit(root, "exits", modules=exits, steps=("costs", "softmax"))
     submit(root, "hangs", modules=hangs, steps=("positions", "softmax"))
     submit(root, "shadows_kit", modules=fake_kit, steps=("softmax",))
     submit(root, "skips", steps=("softmax",), tag="skip-execution")
 
-    nbgrader(root, "autograde", LAB)
+    autograde = nbgrader(root, "autograde", LAB)
     nbgrader(root, "generate_feedback", LAB)
     nbgrader(root, "export")
     with open(root / "grades.csv", newline="", encoding="utf-8") as handle:
         scores = {row["student_id"]: (float(row["score"]), float(row["max_score"])) for row in csv.DictReader(handle)}
-    yield {"root": root, "scores": scores}
-    warm.stop(root / "private")  # else it stops itself when idle
+    yield {"root": root, "scores": scores, "autograde_log": autograde.stdout + autograde.stderr}
+    client.stop(cells.HANDLER, root / "private")  # else it stops itself when idle
 
 
 def feedback(graded: dict, student: str) -> str:
@@ -192,7 +203,7 @@ def attnlab_grade(graded: dict, student: str, steps: tuple[str, ...]) -> float:
         "private": str(graded["root"] / "private"),
         "student": student,
     }
-    return engine.grade(run.options_for(request)).earned
+    return engine.grade(run.options(request)).earned
 
 
 def test_every_students_exported_score(graded: dict) -> None:
@@ -216,6 +227,13 @@ def test_every_students_exported_score(graded: dict) -> None:
     assert set(scores) == set(expected)
     for student, score in expected.items():
         assert scores[student] == (score, TOTAL + manual), student
+
+
+def test_only_a_changed_grade_cell_is_reported_as_changed(graded: dict) -> None:
+    """No "checksum has changed" for the 14 grade cells released without their hidden tests, per student; the one
+    grade cell a student rewrote is still reported (and restored: it scores 0, see the exported scores)."""
+    warnings = [line for line in graded["autograde_log"].splitlines() if "Attribute 'checksum'" in line]
+    assert len(warnings) == 1 and notebook.GRADE_ID.format(step="mask") in warnings[0], warnings
 
 
 def test_grade_cells_print_to_stdout_and_end_with_a_float(graded: dict) -> None:

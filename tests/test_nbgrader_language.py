@@ -13,12 +13,16 @@ from autograder import i18n, tasks
 from autograder.evidence import Evidence
 from autograder.nbgrader_course import cells, notebook, run
 from autograder.nbgrader_course.private import Private, Settings
+from autograder.report.model import CheckResult, GradeReport, StepResult
 
 
-def failed_test(evidence: Evidence | None) -> dict:
-    extra = {"title": "Çözümlü örnek"} | ({"evidence": evidence.to_dict()} if evidence else {})
-    return {"name": "softmax/test_worked_example", "score": 0.0, "max_score": 2.0, "output": "beklenen ...",
-            "visibility": "visible", "tags": ["softmax"], "extra_data": extra}  # fmt: skip
+def failed_check(evidence: Evidence | None) -> CheckResult:
+    return CheckResult("softmax", "test_worked_example", "Çözümlü örnek", 2.0, False, False, "beklenen ...",
+                       evidence=evidence)  # fmt: skip
+
+
+def one_step_report(check: CheckResult) -> GradeReport:
+    return GradeReport("x/lab07_attention", (StepResult(tasks.step("softmax"), (check,)),), True, None)
 
 
 def test_the_turkish_notebook_speaks_turkish_and_its_cells_ask_for_turkish_feedback() -> None:
@@ -35,10 +39,12 @@ def test_the_english_notebook_is_the_committed_one() -> None:
 
 
 def test_feedback_lines_in_turkish() -> None:
+    report = one_step_report(failed_check(None))
     with i18n.using("tr"):
-        text = cells._feedback(tasks.step("softmax"), [failed_test(None)], 0.0, "", public_only=True)
-    assert text.startswith("Softmax: 7 puandan 0 (açık kontroller)")
-    assert "KALDI  Çözümlü örnek" in text and "Föy: handouts/lab07_attention.tr.md#softmax" in text
+        text = cells._feedback(tasks.step("softmax"), report, report.steps[0], 0.0, "", public_only=True)
+    assert text.startswith("Softmax: 7 puandan 0 (açık kontroller)")  # then the step as the terminal shows it
+    assert "Çözümlü örnek [2 puan]" in text and "beklenen ..." in text and "Toplam" in text
+    assert "Föy: handouts/lab07_attention.tr.md#softmax" in text
 
 
 def test_a_failed_matrix_check_shows_its_heatmaps(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -47,7 +53,7 @@ def test_a_failed_matrix_check_shows_its_heatmaps(monkeypatch: pytest.MonkeyPatc
     shown: list[object] = []
     monkeypatch.setattr(IPython.display, "display", lambda item: shown.append(item))
     evidence = Evidence("softmax(x)", np.eye(3), np.full((3, 3), 1 / 3))
-    cells._show_pictures([failed_test(evidence), failed_test(None)])
+    cells._show_pictures((failed_check(evidence), failed_check(None)))
     assert len(shown) == 1
     assert 'src="data:image/png;base64,' in shown[0].data and "Çözümlü örnek" in shown[0].data
 

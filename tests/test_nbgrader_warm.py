@@ -1,16 +1,18 @@
-"""The warm grading server of nbgrader autograde: same reports as a fresh grader process, deadlines, private socket."""
+"""The warm grading server: same reports as a fresh grader process, concurrent workers, deadlines, private socket."""
 
 from __future__ import annotations
 
 import os
 import shutil
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
 from autograder import tasks
-from autograder.nbgrader_course import cells, course, warm
+from autograder.nbgrader_course import cells, course
 from autograder.nbgrader_course.private import DEFAULT_DEADLINE_S
+from autograder.warm import address, client
 from tests import kit
 
 STEPS = ("softmax", "mask")
@@ -21,7 +23,7 @@ def private(tmp_path_factory: pytest.TempPathFactory):
     folder = tmp_path_factory.mktemp("course")
     course.write_course(course.CourseOptions(folder=folder, kit=kit.ROOT))
     yield folder / "private"
-    warm.stop(folder / "private")
+    client.stop(cells.HANDLER, folder / "private")
 
 
 def graded(submission: Path, private: Path, deadline_s: float = DEFAULT_DEADLINE_S) -> cells.Outcome:
@@ -30,14 +32,23 @@ def graded(submission: Path, private: Path, deadline_s: float = DEFAULT_DEADLINE
 
 def test_a_warm_worker_grades_as_a_fresh_process(private: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     warm_first, warm_again = graded(kit.SOLUTIONS, private), graded(kit.SOLUTIONS, private)
-    assert warm.socket_path(private).exists(), "no warm server was started"
-    monkeypatch.setenv(warm.ENV_SWITCH, "0")
+    assert address.socket_path(cells.HANDLER, private).exists(), "no warm server was started"
+    monkeypatch.setenv(address.ENV_SWITCH, "0")
     cold = graded(kit.SOLUTIONS, private)
     assert warm_first == warm_again == cold and not cold.failure
-    assert sum(float(t["score"]) for t in cold.tests) == sum(tasks.step(s).points for s in STEPS)
+    assert cold.report.earned == cold.report.possible == sum(tasks.step(s).points for s in STEPS)
     stubs = graded(kit.STUBS, private)
-    monkeypatch.delenv(warm.ENV_SWITCH)
+    monkeypatch.delenv(address.ENV_SWITCH)
     assert graded(kit.STUBS, private) == stubs  # a student's run leaves nothing behind for the next
+
+
+def test_concurrent_workers_each_get_their_own_report(private: Path) -> None:
+    """Four requests at once (two workers and more): each fork-server clone answers only its own worker."""
+    folders = [kit.SOLUTIONS, kit.STUBS, kit.SOLUTIONS, kit.STUBS]
+    with ThreadPoolExecutor(len(folders)) as pool:
+        outcomes = list(pool.map(lambda folder: graded(folder, private), folders))
+    assert [o.report.earned for o in outcomes] == [sum(tasks.step(s).points for s in STEPS), 0.0] * 2
+    assert [Path(o.report.submission) for o in outcomes] == [f.resolve() for f in folders]
 
 
 def test_the_deadline_stops_the_worker_and_the_server_serves_on(private: Path, tmp_path: Path) -> None:
@@ -55,19 +66,25 @@ def test_the_socket_folder_must_be_closed_to_others(
     shared = tmp_path / "shared"
     shared.mkdir(mode=0o755)
     shared.chmod(0o755)
-    monkeypatch.setattr(warm, "socket_path", lambda _: shared / warm.SOCKET)
-    with pytest.raises(warm.WarmUnavailable, match="not a private folder"):
-        warm.grade({}, private, 10, 1)
+    monkeypatch.setattr(client, "socket_path", lambda *_: shared / address.SOCKET)
+    with pytest.raises(address.WarmUnavailable, match="not a private folder"):
+        client._warm(cells.HANDLER, {}, private, 10, 1)
     outcome = graded(kit.SOLUTIONS, private)  # the cell grades in a fresh process instead
-    assert not outcome.failure and outcome.tests
-    assert not (shared / warm.SOCKET).exists()
+    assert not outcome.failure and outcome.report.steps
+    assert not (shared / address.SOCKET).exists()
 
 
-def test_each_course_and_kit_gets_its_own_server(
+def test_each_course_handler_and_kit_gets_its_own_server(
     private: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    first = warm.socket_path(private)
-    assert warm.socket_path(tmp_path) != first
+    first = address.socket_path(cells.HANDLER, private)
+    assert address.socket_path(cells.HANDLER, tmp_path) != first
+    assert address.socket_path("autograder.batch.job", private) != first
     assert first.parent.name.startswith(f"attnlab-{os.getuid()}-")
-    monkeypatch.setattr(warm, "_kit_digest", lambda: "a-changed-kit")
-    assert warm.socket_path(private) != first
+    monkeypatch.setattr(address, "_kit_digest", lambda: "a-changed-kit")
+    assert address.socket_path(cells.HANDLER, private) != first
+
+
+def test_a_broken_request_is_a_grader_failure_not_a_crash(private: Path) -> None:
+    outcome = client.grade(cells.HANDLER, {"steps": []}, deadline_s=60, stop_grace_s=1, scope=private)
+    assert isinstance(outcome, client.GraderFailed) and "folder" in outcome.detail

@@ -72,8 +72,7 @@ def test_escaped_messages_reach_every_renderer_without_escapes() -> None:
     check = CheckResult("softmax", "test_x", "A check", 1.0, False, False, message)
     report = GradeReport("folder", (StepResult(tasks.step("softmax"), (check,)),), False, 1, isolation="namespaces")
     rendered = [render.table(report), render.gradescope_json(report), json.dumps(render.gradescope(report))]
-    test = render.gradescope(report)["tests"][0]
-    rendered.append(cells._feedback(tasks.step("softmax"), [test], 0.0, "", public_only=False, isolation="hook"))
+    rendered.append(cells._feedback(tasks.step("softmax"), report, report.steps[0], 0.0, "", public_only=False))
     for text in rendered:
         assert "\x1b" not in text and "\\u001b" not in text and "\r" not in text
     assert (

@@ -12,7 +12,7 @@ from autograder.sandbox import outcome as out
 from autograder.sandbox.client import Limits, Sandbox, StudentCallError
 from autograder.sandbox.isolation import Level
 from autograder.sandbox.protocol import AsTorch, Unsupported
-from tests import layers
+from tests import kit, layers
 
 FAULTS = """
 import os, signal, sys, time
@@ -232,6 +232,10 @@ def test_import_errors_are_remembered(sandbox: Sandbox) -> None:
 )
 def test_policy_refusals(sandbox: Sandbox, function: str, args: tuple, words: str) -> None:
     found = outcome_of(sandbox, function, *args)
+    if function == "read_outside" and isinstance(found, out.Raised) and sandbox.isolation is Level.NAMESPACES:
+        # a kit under /tmp (a CI clone) is not even mounted in the child's view: the read fails before any policy
+        assert found.raised_as("FileNotFoundError") and str(kit.ROOT).startswith("/tmp/")
+        return
     assert isinstance(found, out.Refused) and words in found.reason
 
 

@@ -5,24 +5,56 @@ Each command is one module of this package with ``NAME``, ``HELP``,
 ``run(args) -> int``. Exit statuses are in :mod:`autograder.cli.common`:
 0 whenever the command ran (grading: whatever the score), 2 for usage errors,
 3 when the graders themselves failed (a report is still written if possible).
+
+A student's install (the release wheel, :mod:`autograder.release`) ships the
+student commands only; an instructor command typed there is refused with one
+sentence, never a traceback.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from types import ModuleType
 
-from autograder.cli import catalogs, doctor, grade, handout, nbgrader_course, snapshot, stubs, timing
+from autograder.cli.common import EXIT_USAGE
 
-COMMANDS: tuple[ModuleType, ...] = (grade, timing, doctor, stubs, snapshot, handout, catalogs, nbgrader_course)
+# Module names, in the order `attnlab --help` lists them. The instructor ones are left out of the student wheel.
+STUDENT_COMMANDS = ("grade", "timing", "doctor")
+INSTRUCTOR_COMMANDS = {  # command name -> module
+    "stubs": "stubs",
+    "snapshot": "snapshot",
+    "handout": "handout",
+    "i18n": "catalogs",
+    "nbgrader-course": "nbgrader_course",
+    "release": "release",
+    "gradescope": "gradescope",
+    "grade-batch": "batch",
+}
+NOT_HERE = (
+    "attnlab {command}: an instructor command, not part of the student's kit installed here "
+    "(this install has: {commands})."
+)
 
 
-def parser() -> argparse.ArgumentParser:
-    """The ``attnlab`` parser with every command of :data:`COMMANDS`."""
+def commands() -> tuple[ModuleType, ...]:
+    """The command modules this install holds (a student's wheel has no instructor ones)."""
+    found = []
+    for module in (*STUDENT_COMMANDS, *INSTRUCTOR_COMMANDS.values()):
+        try:
+            found.append(importlib.import_module(f"{__name__}.{module}"))
+        except ModuleNotFoundError as error:
+            if error.name != f"{__name__}.{module}":
+                raise  # the module is here but something it needs is not: a real error
+    return tuple(found)
+
+
+def parser(modules: tuple[ModuleType, ...] | None = None) -> argparse.ArgumentParser:
+    """The ``attnlab`` parser with every command this install holds."""
     main = argparse.ArgumentParser(prog="attnlab", description="Autograder kit for the attention lab (lab 7).")
     sub = main.add_subparsers(dest="command", required=True)
-    for command in COMMANDS:
+    for command in modules if modules is not None else commands():
         command_parser = sub.add_parser(command.NAME, help=command.HELP, description=command.HELP)
         command.add_arguments(command_parser)
         command_parser.set_defaults(run=command.run)
@@ -30,7 +62,13 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    modules = commands()
+    names = [module.NAME for module in modules]
+    if argv and argv[0] in INSTRUCTOR_COMMANDS and argv[0] not in names:
+        print(NOT_HERE.format(command=argv[0], commands=", ".join(names)), file=sys.stderr)
+        return EXIT_USAGE
+    args = parser(modules).parse_args(argv)
     return args.run(args)
 
 

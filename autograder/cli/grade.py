@@ -17,12 +17,22 @@ from autograder.sandbox.isolation import Level
 
 NAME, AUDIENCE = "grade", STUDENT
 HELP = "grade a submission folder and print the per-step table"
-DEFAULT_FOLDER = Path("assignments") / tasks.LAB
+# Where the lab folder is when none is given, from the current folder: the lab folder itself, the student bundle
+# or an nbgrader release's parent (lab07_attention/), the instructor kit (assignments/lab07_attention/).
+DEFAULT_FOLDERS = (Path("."), Path(tasks.LAB), Path("assignments") / tasks.LAB)
+
+
+def default_folder(cwd: Path) -> Path:
+    """The first of :data:`DEFAULT_FOLDERS` under ``cwd`` that holds a lab module (else the current folder)."""
+    return next((folder for folder in DEFAULT_FOLDERS if tasks.modules_present(cwd / folder)), Path("."))
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "folder", nargs="?", default=str(DEFAULT_FOLDER), help=f"the submission folder (default: {DEFAULT_FOLDER})"
+        "folder",
+        nargs="?",
+        help=f"the submission folder (default: this folder if it holds the lab's files, else ./{tasks.LAB} "
+        f"or ./assignments/{tasks.LAB})",
     )
     parser.add_argument("--json", metavar="PATH", help="also write a Gradescope results.json to PATH")
     parser.add_argument(
@@ -84,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
         i18n.activate(i18n.choose(args.lang))
     except ValueError as error:  # $ATTNLAB_LANG names a language the kit does not ship
         return usage_error(NAME, str(error))
-    folder = Path(args.folder)
+    folder = Path(args.folder) if args.folder else default_folder(Path.cwd())
     if not folder.is_dir():
         return usage_error(NAME, _(NOT_A_FOLDER).format(folder=folder))
     if not tasks.modules_present(folder):

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from autograder import i18n
 from autograder.cli.common import EXIT_OK, STUDENT, usage_error
-from autograder.cli.grade import DEFAULT_FOLDER
+from autograder.cli.grade import default_folder
 from autograder.i18n import N_, _
 
 NAME, AUDIENCE = "timing", STUDENT
@@ -22,7 +22,7 @@ WROTE = N_("wrote {paths}")
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "folder", nargs="?", default=str(DEFAULT_FOLDER), help=f"the submission folder (default: {DEFAULT_FOLDER})"
+        "folder", nargs="?", help="the submission folder (default: the one `attnlab grade` grades from here)"
     )
     parser.add_argument(
         "--device", choices=["cpu", "cuda"], help="where to measure (default: CUDA when available, else the CPU)"
@@ -44,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
         i18n.activate(i18n.choose(args.lang))
     except ValueError as error:
         return usage_error(NAME, str(error))
-    folder = Path(args.folder)
+    folder = Path(args.folder) if args.folder else default_folder(Path.cwd())
     if not (folder / "timing.py").is_file():
         return usage_error(NAME, _(NO_TIMING).format(folder=folder))
     try:

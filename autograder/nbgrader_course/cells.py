@@ -1,13 +1,16 @@
 """What the lab notebook's cells call, inside the notebook's kernel.
 
 A grade cell calls :func:`grade`. The grading itself runs in a separate
-process (:mod:`autograder.nbgrader_course.run`, started with ``python -I`` from
-a temporary folder, so neither the submission nor the kernel's state is on
-its path); student code runs only in that process's sandbox. So nothing a
-student module does at import, and nothing in this kernel's namespace, can
-change the score a cell computes. What comes back is the Gradescope-style
-JSON of the report; the cell prints its step's feedback to stdout (nbgrader
-scores any stderr output as 0) and returns a plain ``float``.
+process (started with ``python -I`` from a temporary folder, so neither the
+submission nor the kernel's state is on its path), or in a worker of the warm
+grading server (:mod:`autograder.warm`), with
+:mod:`autograder.nbgrader_course.run` as the request's handler; student code
+runs only in that process's sandbox. So nothing a student module does at
+import, and nothing in this kernel's namespace, can change the score a cell
+computes. What comes back is the report itself
+(:mod:`autograder.report.serialize`); the cell prints its step with the
+terminal's renderer on stdout (nbgrader scores any stderr output as 0), shows
+the heatmaps of its failed checks, and returns a plain ``float``.
 
 Public checks (the released cell) grade one step per call. With the
 instructor's private folder (the hidden block of an autograded cell) the
@@ -20,26 +23,24 @@ This module is imported in the kernel, so it imports nothing heavy.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
-import signal
-import subprocess
-import tempfile
-import textwrap
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from html import escape as html_escape
 from pathlib import Path
 
-from autograder import i18n, isolated, tasks
+from autograder import i18n, tasks
 from autograder.i18n import N_, _
-from autograder.nbgrader_course import warm
 from autograder.nbgrader_course.private import DEFAULT_DEADLINE_S, Private, PrivateFolderError, Settings
+from autograder.report import render
+from autograder.report.model import CheckResult, GradeReport, StepResult
+from autograder.warm import client
+
+HANDLER = "autograder.nbgrader_course.run"  # the warm grader's request handler for these cells
 
 # Set by the course's execute preprocessor (nbgrader_course.preprocessors.GuardedExecute).
 ENV_STUDENT = "ATTNLAB_STUDENT"  # the submission's identity, for its hidden-input seed
 ENV_STEPS = "ATTNLAB_GRADE_STEPS"  # the steps whose grade cells this notebook holds (comma-separated)
 STOP_GRACE_S = 15.0  # after an interrupt, the grader's time to stop its sandboxes before it is killed
-WIDTH = 96
 
 NO_PRIVATE = N_(
     "The course's private folder named in this grade cell does not exist or has no "
@@ -53,23 +54,19 @@ INTERRUPTED = N_("Grading was interrupted (the notebook cell's time limit), so t
 GRADER_FAILED = N_(
     "The grader itself failed ({detail}), so this step scores 0; this is not your mistake: tell your instructor."
 )
-UNREADABLE = N_("its report was unreadable")
 NO_CHECKS = N_("No checks of this step ran, so it scores 0.")
 HIDDEN_LATER = N_("The remaining {points:g} points come from hidden checks that run when your instructor grades.")
 SCORE_LINE = N_("{title}: {earned} of {possible} points")
 PUBLIC_CHECKS = N_(" (public checks)")
-PASSED_WORD, FAILED_WORD, HIDDEN_WORD = N_("passed"), N_("FAILED"), N_(" (hidden)")
 HANDOUT_LINE = N_("Handout: {handout}")
-ISOLATION_LINE = N_("Student code ran with isolation: {isolation}")
 
 
 @dataclass(frozen=True)
 class Outcome:
-    """One grading run: the checks' results (Gradescope test dicts), or why there are none."""
+    """One grading run: its report, or why there is none."""
 
-    tests: tuple[dict, ...] = ()
+    report: GradeReport | None = None
     failure: str = ""
-    isolation: str = ""  # the sandbox layer student code ran in (the report's extra_data)
 
 
 _runs: dict[tuple, Outcome] = {}  # private-folder runs of this kernel, by (folder, private, steps, content)
@@ -98,32 +95,25 @@ def grade(step_id: str, private: str | None = None, folder: str | os.PathLike = 
             outcome = _grade_once(submission, (step.id,), None, lang=language)
         else:
             outcome = _grade_batch(submission, Path(private).resolve(), step.id, settings, language)
-        checks = [test for test in outcome.tests if test.get("tags", [None])[0] == step.id]
-        earned = sum(float(test["score"]) for test in checks)
-        earned = float(min(max(earned, 0.0), step.points))
-        print(
-            _feedback(step, checks, earned, outcome.failure, public_only=private is None, isolation=outcome.isolation)
-        )
-        _show_pictures(checks)
+        report = outcome.report
+        result = next((s for s in report.steps if s.step.id == step.id), None) if report else None
+        earned = float(min(max(result.earned, 0.0), step.points)) if result else 0.0
+        print(_feedback(step, report, result, earned, outcome.failure, public_only=private is None))
+        _show_pictures(result.failed if result else ())
     return earned
 
 
-def _show_pictures(checks: list[dict]) -> None:
+def _show_pictures(failed: tuple[CheckResult, ...]) -> None:
     """Display the heatmaps of each failed check that carries evidence (nothing is shown when none does)."""
-    failed = [
-        t for t in checks if t.get("extra_data", {}).get("evidence") and float(t["score"]) < float(t["max_score"])
-    ]
+    failed = tuple(check for check in failed if check.evidence is not None)
     if not failed:
         return
     from IPython.display import HTML, display
 
-    from autograder.evidence import Evidence
     from autograder.report import render_html
 
-    for test in failed:
-        evidence = Evidence.from_dict(test["extra_data"]["evidence"])
-        title = html_escape(str(test.get("extra_data", {}).get("title") or test["name"]))
-        display(HTML(f"<p><b>{title}</b></p>{render_html.pictures(evidence)}"))
+    for check in failed:
+        display(HTML(f"<p><b>{html_escape(check.title)}</b></p>{render_html.pictures(check.evidence)}"))
 
 
 def show_timing_plots(folder: str | os.PathLike = ".") -> None:
@@ -182,7 +172,8 @@ def _grade_once(
     deadline_s: float = DEFAULT_DEADLINE_S,
     lang: str = i18n.SOURCE,
 ) -> Outcome:
-    """Run the grader process on ``submission`` for ``steps``; its report or the reason there is none."""
+    """Grade ``submission`` for ``steps`` (warm when the private folder is given); its report or the reason there
+    is none."""
     request = {
         "folder": str(submission),
         "steps": list(steps),
@@ -190,81 +181,36 @@ def _grade_once(
         "student": os.environ.get(ENV_STUDENT) or submission.name,
         "lang": lang,
     }
-    if private is not None and warm.enabled():
-        try:
-            return _outcome(*warm.grade(request, private, deadline_s, STOP_GRACE_S))
-        except warm.WarmUnavailable:
-            pass  # graded by a fresh process below
-        except subprocess.TimeoutExpired:
-            return Outcome(failure=_(NOT_FINISHED).format(seconds=deadline_s))
-    with tempfile.TemporaryDirectory(prefix="attnlab-grade-") as work:
-        process = subprocess.Popen(
-            isolated.command("autograder.nbgrader_course.run", "main", json.dumps(request)),
-            cwd=work,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-        )
-        try:
-            out, err = process.communicate(timeout=deadline_s)
-        except subprocess.TimeoutExpired:
-            _stop(process)
-            return Outcome(failure=_(NOT_FINISHED).format(seconds=deadline_s))
-        except BaseException:  # an interrupt of the cell: let the grader stop its sandboxes first
-            _stop(process)
-            raise
-    return _outcome(process.returncode, out, err)
-
-
-def _outcome(code: int, out: bytes, err: bytes) -> Outcome:
-    """The outcome of a grader run from its exit status and output."""
-    if code != 0:
-        lines = err.decode("utf-8", "replace").strip().splitlines() or [f"exit status {code}"]
-        return Outcome(failure=_(GRADER_FAILED).format(detail=lines[-1][:300]))
-    try:
-        report = json.loads(out)
-        isolation = str(report.get("extra_data", {}).get("isolation", ""))
-        return Outcome(tests=tuple(report["tests"]), isolation=isolation)
-    except (ValueError, KeyError, TypeError, AttributeError):
-        return Outcome(failure=_(GRADER_FAILED).format(detail=_(UNREADABLE)))
-
-
-def _stop(process: subprocess.Popen) -> None:
-    """Interrupt the grader (it tears its sandboxes down), then kill it if it does not stop."""
-    try:
-        process.send_signal(signal.SIGINT)
-        process.communicate(timeout=STOP_GRACE_S)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.communicate()
+    graded = client.grade(
+        HANDLER, request, deadline_s=deadline_s, stop_grace_s=STOP_GRACE_S, scope=private, warm=private is not None
+    )
+    if isinstance(graded, client.Graded):
+        return Outcome(report=graded.report)
+    if isinstance(graded, client.Overran):
+        return Outcome(failure=_(NOT_FINISHED).format(seconds=graded.seconds))
+    return Outcome(failure=_(GRADER_FAILED).format(detail=graded.detail))
 
 
 def _feedback(
-    step: tasks.Step, checks: list[dict], earned: float, failure: str, *, public_only: bool, isolation: str = ""
+    step: tasks.Step,
+    report: GradeReport | None,
+    result: StepResult | None,
+    earned: float,
+    failure: str,
+    *,
+    public_only: bool,
 ) -> str:
+    """The cell's output: its score line, then the step as the terminal shows it (``attnlab grade``)."""
     possible = step.public_points if public_only else step.points
     head = _(SCORE_LINE).format(title=_(step.title), earned=f"{earned:g}", possible=f"{possible:g}")
     lines = [head + (_(PUBLIC_CHECKS) if public_only else "")]
     if failure:
         lines.append(failure)
-    elif not checks:
+    elif result is None or report is None:
         lines.append(_(NO_CHECKS))
-    for test in checks:
-        passed = float(test["score"]) >= float(test["max_score"])
-        name = str(test.get("extra_data", {}).get("title") or test["name"])
-        hidden = _(HIDDEN_WORD) if test.get("visibility") == "after_published" else ""
-        mark = _(PASSED_WORD) if passed else _(FAILED_WORD)
-        lines.append(f"  {mark}  {name}{hidden} [{float(test['max_score']):g} pt]")
-        if not passed:
-            lines.extend(
-                textwrap.wrap(
-                    str(test.get("output", "")), WIDTH, initial_indent="          ", subsequent_indent="          "
-                )
-            )
+    else:
+        lines.append(render.table(replace(report, submission=Path(report.submission).name, steps=(result,))))
     if public_only and step.hidden_points:
         lines.append(_(HIDDEN_LATER).format(points=step.hidden_points))
     lines.append(_(HANDOUT_LINE).format(handout=tasks.handout_link(step, i18n.language())))
-    if isolation:
-        lines.append(_(ISOLATION_LINE).format(isolation=isolation))
     return "\n".join(lines)

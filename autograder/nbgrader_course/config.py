@@ -19,10 +19,12 @@ try:
     from nbgrader.preprocessors import (
         AssignLatePenalties, CheckCellMetadata, ClearHiddenTests, ClearMarkScheme, ClearOutput, ClearSolutions,
         ComputeChecksums, DeduplicateIds, GetGrades, IgnorePattern, IncludeHeaderFooter, InstantiateTests,
-        LimitOutput, LockCells, OverwriteCells, OverwriteKernelspec, SaveAutoGrades, SaveCells,
+        LimitOutput, LockCells, OverwriteKernelspec, SaveAutoGrades, SaveCells,
     )
 
-    from autograder.nbgrader_course.preprocessors import GuardedExecute, OnlyKitCode, StripSolutionFiles
+    from autograder.nbgrader_course.preprocessors import (
+        GuardedExecute, OnlyKitCode, OverwriteKitCells, StripSolutionFiles,
+    )
     from autograder.nbgrader_course.release import ReleaseCheck
 
     c = get_config()  # noqa: F821 (nbgrader provides it)
@@ -45,8 +47,10 @@ try:
     c.Autograde.exclude_overwriting = {{"{lab}": {modules}}}
     # Code cells the student added never run (they could wrap every grade cell in try/except: pass), and the
     # kit's cells get the kit's metadata back (a skip-execution tag would skip a grade cell: full points).
+    # OverwriteKitCells: nbgrader's OverwriteCells, without a false "checksum has changed" for every grade cell
+    # released with its hidden tests cleared.
     c.Autograde.sanitize_preprocessors = [
-        ClearOutput, DeduplicateIds, OverwriteKernelspec, OverwriteCells, OnlyKitCode, CheckCellMetadata,
+        ClearOutput, DeduplicateIds, OverwriteKernelspec, OverwriteKitCells, OnlyKitCode, CheckCellMetadata,
     ]
     # The kernel runs without the submission on sys.path; a dead kernel is an explicit 0 in the feedback.
     c.Autograde.autograde_preprocessors = [

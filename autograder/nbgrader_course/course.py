@@ -4,7 +4,9 @@
 
     DIR/nbgrader_config.py           the settings that make nbgrader right for a .py-based lab
     DIR/source/lab07_attention/      the notebook (hidden blocks name DIR/private), the reference
-                                     modules (stripped to stubs at release), the handout and figures
+                                     modules (stripped to stubs at release), the handout and figures,
+                                     the public engine's wheel and a README with the student's two
+                                     commands (install the wheel; grade)
     DIR/private/                     instructor only (mode 700): hidden/ graders, reference/,
                                      secret (the course secret of the hidden inputs), settings.json
 
@@ -81,6 +83,7 @@ def write_course(options: CourseOptions) -> list[Path]:
     for name in HANDOUT_FILES:
         if (kit.handout.parent / name).exists():
             written.append(_copy(kit.handout.parent / name, source / "handouts" / name))
+    written.extend(_student_kit(kit, source))
 
     private.root.mkdir(parents=True, exist_ok=True)
     private.root.chmod(0o700)
@@ -99,6 +102,16 @@ def write_course(options: CourseOptions) -> list[Path]:
     )
     written.append(_write(private.settings_file, settings.to_json()))
     return written
+
+
+def _student_kit(kit: Kit, source: Path) -> list[Path]:
+    """The public engine's wheel and the student's README in the lab folder (nbgrader releases both verbatim)."""
+    from autograder.release import readme, wheel
+
+    for old in source.glob("attnlab-*.whl"):
+        old.unlink()
+    built = wheel.build(kit, source, readme.text(wheel.file_name(), inside_lab=True))
+    return [built, _write(source / "README.md", readme.text(built.name, inside_lab=True))]
 
 
 def _write(path: Path, text: str) -> Path:

@@ -3,6 +3,10 @@
 - :class:`StripSolutionFiles` (generate_assignment): replaces the ``.py`` files
   nbgrader copied into the release by their stubs; a malformed marker fails
   the release (nbgrader removes it and exits 1).
+- :class:`OverwriteKitCells` (autograde, sanitising): nbgrader's OverwriteCells
+  without a false "checksum has changed" warning for every grade cell of every
+  student (the released cell is the recorded one with its hidden tests
+  cleared, exactly as nbgrader released it); a real change is still reported.
 - :class:`OnlyKitCode` (autograde, sanitising): every code cell that is not
   one of the kit's locked cells becomes a markdown cell showing its code, so
   nothing a student adds to the notebook runs before or around the grade cells
@@ -30,9 +34,9 @@ from jupyter_core.utils import run_sync
 from nbclient import NotebookClient
 from nbclient.exceptions import DeadKernelError
 from nbformat import NotebookNode
-from nbgrader.api import Gradebook
+from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.coursedir import CourseDirectory
-from nbgrader.preprocessors import Execute, NbGraderPreprocessor
+from nbgrader.preprocessors import ClearHiddenTests, Execute, NbGraderPreprocessor, OverwriteCells
 
 from autograder.nbgrader_course import cells, notebook, release
 
@@ -58,10 +62,44 @@ class StripSolutionFiles(NbGraderPreprocessor):
         return nb, resources
 
 
+class OverwriteKitCells(OverwriteCells):
+    """OverwriteCells that recognises a locked cell released with its hidden tests cleared.
+
+    ``generate_assignment`` records each grade cell with its hidden tests (SaveCells
+    runs before ClearHiddenTests, as it must: autograde restores them from the
+    gradebook), and the student's copy is the released one without them. So
+    nbgrader's comparison of checksums warns "Attribute 'checksum' for cell ...
+    has changed" for every grade cell of every student (14 per student).
+    A locked cell whose source is exactly the released form of the recorded
+    source gets the recorded source back before nbgrader compares; any other
+    change is still reported and overwritten by nbgrader.
+    """
+
+    def preprocess_cell(self, cell: NotebookNode, resources: dict, cell_index: int) -> tuple[NotebookNode, dict]:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if grade_id is not None:
+            try:
+                source = self.gradebook.find_source_cell(grade_id, self.notebook_id, self.assignment_id)
+            except MissingEntry:
+                source = None
+            if source is not None and source.locked and cell.source == self._released(cell, source.source):
+                cell.source = source.source
+        return super().preprocess_cell(cell, resources, cell_index)
+
+    def _released(self, cell: NotebookNode, recorded: str) -> str:
+        """``recorded`` as generate_assignment released it: its hidden test region removed by nbgrader itself."""
+        copy = NotebookNode(cell_type=cell.cell_type, metadata=cell.metadata, source=recorded)
+        try:
+            ClearHiddenTests(config=self.config).preprocess_cell(copy, {}, 0)
+        except RuntimeError:  # unbalanced hidden-test markers: nbgrader compares as it always does
+            return recorded
+        return copy.source
+
+
 class OnlyKitCode(NbGraderPreprocessor):
     """Sanitising: only the kit's code cells run, with the kit's metadata; any other code cell becomes inert markdown.
 
-    Runs after OverwriteCells, which has restored the kit cells' source. A kit
+    Runs after OverwriteKitCells, which has restored the kit cells' source. A kit
     cell is a code cell whose grade id is a locked code cell of the gradebook's
     source notebook. Its metadata is rebuilt from the gradebook, so a tag the
     student added (``skip-execution`` makes nbclient skip the cell, and a grade

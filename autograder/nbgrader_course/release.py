@@ -18,15 +18,9 @@ import shutil
 from pathlib import Path
 
 from autograder import stubs, tasks
+from autograder.nbgrader_course.private import Private
+from autograder.release import leaks as scan
 
-FORBIDDEN = (
-    stubs.BEGIN,
-    stubs.END,
-    stubs.ANSWER_MARK,
-    "BEGIN HIDDEN TESTS",
-    "END HIDDEN TESTS",
-    "Model answer (instructor)",
-)
 LEAK = "{path}: {what}"
 EXIT_LEAK = 1
 log = logging.getLogger("attnlab.release")
@@ -53,18 +47,11 @@ def strip_folder(release: Path) -> list[Path]:
 
 def leaks(release: Path, source: Path, private: Path | None = None) -> list[str]:
     """What in ``release`` should not be there: a module that is not its stub, markers, hidden tests, model
-    answers, the private path."""
-    found = []
-    for module in sorted(Path(source).glob("*.py")):
-        released = Path(release) / module.name
-        if released.is_file() and released.read_text(encoding="utf-8") != stub_text(module):
-            found.append(LEAK.format(path=released, what=f"is not the stub of {module}"))
-    for path in sorted(
-        p for p in Path(release).rglob("*") if p.is_file() and p.suffix in (".py", ".ipynb", ".md", ".txt", ".json")
-    ):
-        text = path.read_text(encoding="utf-8", errors="replace")
-        found.extend(LEAK.format(path=path, what=f"holds {marker!r}") for marker in FORBIDDEN if marker in text)
-        if private is not None and str(private) in text:
+    answers, solution lines or hidden graders (the kit's release scan, the wheel included), the private path."""
+    hidden = Private(Path(private)).hidden if private is not None else Path(source) / "no-hidden-graders"
+    found = scan.scan_folder(release, scan.Secrets.read(source, hidden))
+    for path in sorted(p for p in Path(release).rglob("*") if p.is_file() and p.suffix in scan.TEXT):
+        if private is not None and str(private) in path.read_text(encoding="utf-8", errors="replace"):
             found.append(LEAK.format(path=path, what="names the private folder"))
     return found
 

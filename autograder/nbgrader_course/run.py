@@ -1,29 +1,22 @@
-"""The grader process a notebook's grade cell starts (see :mod:`autograder.nbgrader_course.cells`).
+"""The nbgrader grade cells' request handler: the engine's options for one notebook's grading run.
 
-It runs the engine on the submission and prints the report as Gradescope
-JSON on stdout. With a private folder it adds the hidden graders, the
-reference, the course secret and the course's sandbox limits from the
-folder's ``settings.json`` (written by ``attnlab nbgrader-course``).
-
-Started as ``python -I -c <bootstrap> <package root> <request JSON>`` from a
-temporary folder, so the submission is never on this process's path. Exit
-status 0 with a report, 3 when the graders could not run (message on stderr).
+A grade cell (:mod:`autograder.nbgrader_course.cells`) sends ``{folder, steps,
+private, student}`` to the warm grader (:mod:`autograder.warm`), whose worker,
+or a fresh grader process, calls :func:`options` and grades. With a private
+folder the options add the hidden graders, the reference, the course secret
+and the course's sandbox limits from the folder's ``settings.json`` (written
+by ``attnlab nbgrader-course``); without one, the public checks only.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import sys
 from dataclasses import fields
 from pathlib import Path
 
 from autograder import engine, i18n
-from autograder.nbgrader_course.private import SETTINGS, Private, PrivateFolderError
-from autograder.report import render
+from autograder.nbgrader_course.private import SETTINGS, Private
 from autograder.sandbox.client import Limits
-
-EXIT_INTERNAL = 3
 
 
 def limits_from(limits: dict) -> Limits:
@@ -35,7 +28,7 @@ def limits_from(limits: dict) -> Limits:
     return Limits(**limits)
 
 
-def options_for(request: dict) -> engine.GradeOptions:
+def options(request: dict) -> engine.GradeOptions:
     """The engine's options for a request ``{folder, steps, private, student}``."""
     submission, steps = Path(request["folder"]), tuple(request["steps"])
     if request.get("private") is None:
@@ -63,13 +56,6 @@ def language_for(request: dict) -> str:
     return i18n.choose_or_source()
 
 
-def main(request_json: str) -> int:
-    try:
-        request = json.loads(request_json)
-        i18n.activate(language_for(request))
-        report = engine.grade(options_for(request))
-    except (engine.GradingError, engine.IsolationRefused, PrivateFolderError, OSError, ValueError, KeyError) as error:
-        print(f"{type(error).__name__}: {error}", file=sys.stderr)
-        return EXIT_INTERNAL
-    print(render.gradescope_json(report, evidence=True))
-    return 0
+def prepare(request: dict) -> None:
+    """Before grading (in the warm worker or a fresh grader process): the feedback's language."""
+    i18n.activate(language_for(request))

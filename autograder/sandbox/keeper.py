@@ -147,10 +147,24 @@ def _confine(confine: dict[str, Any], bind: bool = True) -> None:
         linux.mount(f"{environment.WORKS}/{confine['name']}", environment.HOME, None, linux.MS_BIND | linux.MS_REC)
     hide = private | linux.MS_NOEXEC | linux.MS_RDONLY
     linux.mount("tmpfs", environment.WORKS, "tmpfs", hide, "size=4k,mode=000")
+    # A Python installed under /tmp (a CI's or a course's virtual environment) sits on the fork server's /tmp;
+    # hold each such folder by descriptor, so it can be mounted again on top of the private /tmp.
+    held = [(root, os.open(root, os.O_PATH | os.O_DIRECTORY)) for root in _roots_under(environment.TMP)]
     linux.mount("tmpfs", environment.TMP, "tmpfs", private, f"{TMP_SIZE},mode=1777")
+    for root, fd in held:
+        os.makedirs(root, exist_ok=True)
+        linux.mount(f"/proc/self/fd/{fd}", root, None, linux.MS_BIND | linux.MS_REC)  # read-only, as bwrap bound it
+        os.close(fd)
     if os.path.isdir("/dev/shm"):
         linux.mount("tmpfs", "/dev/shm", "tmpfs", private | linux.MS_NOEXEC, f"{SHM_SIZE},mode=1777")
     linux.mount("proc", "/proc", "proc", private | linux.MS_NOEXEC)
+
+
+def _roots_under(folder: str) -> list[str]:
+    """The Python installation's folders (as bubblewrap mounted them) that lie inside ``folder``."""
+    from autograder.sandbox.bwrap import python_roots
+
+    return [root for root in python_roots() if root.startswith(folder.rstrip("/") + "/") and os.path.isdir(root)]
 
 
 def _become_student(spec: dict[str, Any], fds: tuple[int, int, int]) -> NoReturn:

@@ -1,0 +1,162 @@
+"""The class summary of a batch: for every step, how many students lost points and the mistakes most named.
+
+Written as a Markdown table (``summary.md``, also printed), a bar chart
+(``summary.png``: students who lost points per step, each bar labelled with
+its most common mistake) and an HTML page holding both with the submissions
+that could not be graded (``summary.html``).
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from autograder import tasks
+from autograder.batch.job import Result
+from autograder.batch.records import report_of
+from autograder.diagnose.catalog import MISTAKES
+
+TOP = 3  # mistakes shown per step
+FILES = {"table": "summary.md", "chart": "summary.png", "page": "summary.html"}
+
+
+@dataclass(frozen=True)
+class StepSummary:
+    """One step over the class: students graded on it, those who lost points, the mean, the common mistakes."""
+
+    step: tasks.Step
+    graded: int
+    lost: int
+    mean: float
+    mistakes: tuple[tuple[str, int], ...]  # (mistake id, students whose failed checks named it), most common first
+
+
+@dataclass(frozen=True)
+class ClassSummary:
+    students: int
+    failed: tuple[tuple[str, str], ...]  # (student, reason) of the submissions that have no report
+    steps: tuple[StepSummary, ...]
+    mean_total: float
+    max_total: float
+
+
+def summarise(results: Iterable[Result]) -> ClassSummary:
+    """The summary of the students' results (failed ones are counted apart, not as zeros per step)."""
+    results = list(results)
+    reports = [r for r in (report_of(result) for result in results) if r is not None]
+    steps = []
+    for step in tasks.STEPS:
+        graded = [report.step(step.id) for report in reports if any(s.step.id == step.id for s in report.steps)]
+        if not graded:
+            continue
+        named: Counter[str] = Counter()
+        for result in graded:
+            named.update({check.mistake for check in result.failed if check.mistake})
+        lost = sum(result.earned < result.possible for result in graded)
+        mean = sum(result.earned for result in graded) / len(graded)
+        steps.append(StepSummary(step, len(graded), lost, mean, tuple(named.most_common(TOP))))
+    return ClassSummary(
+        students=len(results),
+        failed=tuple(sorted((r.student, r.reason) for r in results if not r.graded)),
+        steps=tuple(steps),
+        mean_total=sum(r.earned for r in reports) / len(reports) if reports else 0.0,
+        max_total=max((r.possible for r in reports), default=0.0),
+    )
+
+
+def _mistakes(step: StepSummary) -> str:
+    return ", ".join(f"{mistake} ({count})" for mistake, count in step.mistakes) or "-"
+
+
+def table(summary: ClassSummary) -> str:
+    """The summary as a Markdown table, with a line for the whole class."""
+    lines = [
+        f"{summary.students} students, {summary.students - len(summary.failed)} graded, mean "
+        f"{summary.mean_total:.1f} of {summary.max_total:g} points; {len(summary.failed)} could not be graded.",
+        "",
+        "| step | graded | lost points | mean | most common mistakes (students) |",
+        "|---|---:|---:|---:|---|",
+    ]
+    lines += [
+        f"| {s.step.title} | {s.graded} | {s.lost} | {s.mean:.1f} of {s.step.points:g} | {_mistakes(s)} |"
+        for s in summary.steps
+    ]
+    return "\n".join(lines)
+
+
+def chart(summary: ClassSummary) -> bytes:
+    """The bar chart as PNG bytes: students who lost points per step, labelled with the most common mistake."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator
+
+    steps = list(reversed(summary.steps))
+    figure = Figure(figsize=(9, 0.45 * len(steps) + 1.4), dpi=100, layout="constrained")
+    FigureCanvasAgg(figure)
+    axes = figure.add_subplot()
+    bars = axes.barh([s.step.title for s in steps], [s.lost for s in steps], color="#c0504d")
+    for bar, step in zip(bars, steps):
+        if step.mistakes:
+            axes.annotate(
+                f"  {step.mistakes[0][0]} ({step.mistakes[0][1]})",
+                (bar.get_width(), bar.get_y() + bar.get_height() / 2),
+                va="center",
+                fontsize=8,
+            )
+    graded = max((s.graded for s in summary.steps), default=1)
+    axes.set_xlim(0, max(graded, 1) * 1.35)
+    axes.xaxis.set_major_locator(MaxNLocator(integer=True))
+    axes.set_xlabel(f"students who lost points (of {graded} graded)")
+    axes.set_title("Where the class lost points, with the mistake named most often")
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png")
+    return buffer.getvalue()
+
+
+def page(summary: ClassSummary, png: bytes) -> str:
+    """The HTML page: the table, the chart (embedded) and the submissions that could not be graded."""
+    rows = "".join(
+        f"<tr><td>{html.escape(s.step.title)}</td><td>{s.graded}</td><td>{s.lost}</td>"
+        f"<td>{s.mean:.1f} of {s.step.points:g}</td><td>{_mistake_cells(s)}</td></tr>"
+        for s in summary.steps
+    )
+    failed = (
+        "".join(f"<li><b>{html.escape(a)}</b>: {html.escape(b)}</li>" for a, b in summary.failed) or "<li>none</li>"
+    )
+    image = base64.b64encode(png).decode("ascii")
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>Lab 7: class summary</title>
+<style>body{{font-family:system-ui,sans-serif;max-width:64rem;margin:2rem auto;padding:0 1rem}}
+table{{border-collapse:collapse;width:100%}}th,td{{border-bottom:1px solid #ddd;padding:.3rem .5rem;text-align:left}}
+</style></head><body><h1>Lab 7: class summary</h1>
+<p>{html.escape(table(summary).splitlines()[0])}</p>
+<table><thead><tr><th>step</th><th>graded</th><th>lost points</th><th>mean</th><th>most common mistakes</th></tr>
+</thead><tbody>{rows}</tbody></table>
+<p><img alt="students who lost points per step" src="data:image/png;base64,{image}"></p>
+<h2>Could not be graded</h2><ul>{failed}</ul>
+</body></html>
+"""
+
+
+def _mistake_cells(step: StepSummary) -> str:
+    return "<br>".join(
+        f"<b>{html.escape(m)}</b> ({n}): {html.escape(MISTAKES[m].text) if m in MISTAKES else ''}"
+        for m, n in step.mistakes
+    )
+
+
+def write(summary: ClassSummary, out: Path) -> dict[str, Path]:
+    """Write the table, the chart and the page into ``out``; their paths by kind."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    png = chart(summary)
+    paths = {kind: out / name for kind, name in FILES.items()}
+    paths["table"].write_text(table(summary) + "\n", encoding="utf-8")
+    paths["chart"].write_bytes(png)
+    paths["page"].write_text(page(summary, png), encoding="utf-8")
+    return paths

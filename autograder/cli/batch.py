@@ -1,0 +1,105 @@
+"""``attnlab grade-batch SUBMISSIONS --csv grades.csv -j N``: grade every submission of a folder, in parallel."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from autograder import engine, tasks
+from autograder.cli.common import EXIT_OK, INSTRUCTOR, usage_error
+from autograder.kit import Kit
+
+NAME, AUDIENCE = "grade-batch", INSTRUCTOR
+HELP = "grade every submission of a folder in parallel: CSV, results and feedback per student, class summary"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "submissions",
+        metavar="SUBMISSIONS",
+        help="a folder per student, an nbgrader course (or its submitted/), or a Gradescope export",
+    )
+    parser.add_argument("--csv", default="grades.csv", help="the gradebook CSV to write (default: grades.csv)")
+    parser.add_argument("--out", help="where each student's results and feedback go (default: graded/ by the CSV)")
+    parser.add_argument("-j", "--jobs", type=int, default=2, help="students graded at once on this machine (2)")
+    parser.add_argument("--force", action="store_true", help="grade again the students already graded")
+    parser.add_argument(
+        "--dask", metavar="ADDRESS", help="run the jobs on a Dask cluster: scheduler address or scheduler file"
+    )
+    parser.add_argument("--public-only", action="store_true", help="public checks only")
+    parser.add_argument("--hidden", metavar="DIR", help="the hidden graders (default: the course's or the kit's)")
+    parser.add_argument("--reference", metavar="DIR", help="the reference (default: the course's or the kit's)")
+    parser.add_argument("--secret-file", metavar="PATH", help="the course secret (default: $ATTNLAB_SECRET)")
+    parser.add_argument("--step", action="append", choices=list(tasks.BY_ID), help="grade only this step (repeatable)")
+    parser.add_argument("--timeout", type=float, help="seconds a single call into student code may take (default: 10)")
+    parser.add_argument("--deadline", type=float, default=900.0, help="seconds one student's grading may take (900)")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def _course_private(submissions: Path) -> Path | None:
+    """The nbgrader course's private folder when ``submissions`` is a course (or its ``submitted/``)."""
+    for root in (submissions, submissions.parent):
+        if (root / "private" / "settings.json").is_file() and (root / "submitted").is_dir():
+            return root / "private"
+    return None
+
+
+def run(args: argparse.Namespace) -> int:
+    from autograder.batch import run as batch
+    from autograder.batch import summary
+    from autograder.nbgrader_course.private import Private
+    from autograder.nbgrader_course.run import limits_from
+    from autograder.sandbox.client import Limits
+
+    submissions = Path(args.submissions).resolve()
+    if not submissions.is_dir():
+        return usage_error(NAME, f"{submissions} is not a folder")
+    if args.jobs < 1:
+        return usage_error(NAME, "-j takes a number of students at once, 1 or more")
+    private = _course_private(submissions)
+    kit = Kit.find()
+    limits = limits_from(Private(private).settings().limits) if private else Limits()
+    hidden = Private(private).hidden if private else (kit.hidden if kit else None)
+    reference = Private(private).reference if private else (kit.solutions if kit else None)
+    hidden = Path(args.hidden) if args.hidden else hidden
+    reference = Path(args.reference) if args.reference else reference
+    if args.public_only:
+        hidden = None
+    if hidden is not None and reference is None:
+        return usage_error(NAME, "the hidden checks need the reference; pass --reference")
+    secret = (
+        Path(args.secret_file).read_text(encoding="utf-8").strip()
+        if args.secret_file
+        else os.environ.get("ATTNLAB_SECRET") or (Private(private).secret() if private else None)
+    )
+    if hidden is not None and not secret:
+        print(f"attnlab grade-batch: note: {engine.NOTE_DEFAULT_SECRET}", file=sys.stderr)
+    csv = Path(args.csv).resolve()
+    options = batch.BatchOptions(
+        submissions=submissions,
+        csv=csv,
+        out=Path(args.out).resolve() if args.out else csv.parent / "graded",
+        hidden=hidden,
+        reference=reference,
+        secret=secret or engine.DEFAULT_SECRET,
+        given=reference or (kit.assignments if kit else None),
+        steps=tuple(args.step) if args.step else None,
+        limits=Limits(**{**vars(limits), "call_timeout_s": args.timeout}) if args.timeout else limits,
+        deadline_s=args.deadline,
+        workers=args.jobs,
+        force=args.force,
+        dask=args.dask,
+        progress=not args.no_progress,
+    )
+    done = batch.run(options)
+    print(summary.table(done.class_summary))
+    rate = done.graded_now / done.seconds if done.seconds and done.graded_now else 0.0
+    print(
+        f"\ngraded {done.graded_now} now ({rate * 60:.1f} per minute), kept {done.skipped} graded before; "
+        f"wrote {done.csv}, {options.out}/students/, {done.summary['page']}"
+    )
+    for student, reason in done.class_summary.failed:
+        print(f"not graded: {student}: {reason}")
+    return EXIT_OK

@@ -1,0 +1,110 @@
+"""``attnlab gradescope OUT.zip``: the Gradescope autograder zip.
+
+::
+
+    setup.sh                          installs torch's CPU build, the course lock, the wheel
+    run_autograder                    grades one submission (autograder.gradescope.runner)
+    requirements.txt                  the course lock (requirements/lock.txt)
+    attnlab-<version>-py3-none-any.whl  the public engine (the students' wheel)
+    attnlab.json                      the course secret, the deadline, sandbox limits, the steps
+    kit/solutions/lab07_attention/    the reference (hidden checks compare with it)
+    kit/hidden/lab07_attention/       the hidden graders
+
+The zip is the instructor's: Gradescope keeps it from students, and on the
+grading machine the runner closes its folder to the unprivileged user that
+student code runs as. The wheel inside is scanned like the student bundle's.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+import tempfile
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from autograder import submission, tasks
+from autograder.gradescope import runner, scripts
+from autograder.kit import Kit
+from autograder.release import leaks, readme, wheel
+from autograder.report import serialize
+
+TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+EXECUTABLE, FILE = 0o100755, 0o100644
+TORCH_PIN = re.compile(r"^torch==(?P<version>[^\s;]+)", re.MULTILINE)
+
+
+class ZipError(Exception):
+    """The zip cannot be built as asked; the message says why."""
+
+
+@dataclass(frozen=True)
+class ZipOptions:
+    """What goes into the zip besides the kit: the course secret, the grading limits, the steps graded."""
+
+    out: Path
+    kit: Kit
+    secret: str | None = None  # None: a new random secret (printed nowhere; the zip keeps it)
+    deadline_s: float = 900.0
+    call_timeout_s: float | None = None
+    steps: tuple[str, ...] | None = None
+    wheel: Path | None = None  # a public wheel built already (else one is built)
+
+
+def torch_pin(lock_text: str) -> str:
+    """The torch release the lock pins; ZipError when it pins none."""
+    match = TORCH_PIN.search(lock_text)
+    if match is None:
+        raise ZipError("the course lock pins no torch release (torch==...); regenerate it (requirements/compile.sh)")
+    return match.group("version")
+
+
+def build(options: ZipOptions) -> Path:
+    """Write the autograder zip to ``options.out``; its path."""
+    kit = options.kit
+    for needed in (kit.solutions, kit.hidden, kit.lock):
+        if not needed.exists():
+            raise ZipError(f"the kit at {kit.root} has no {needed.relative_to(kit.root)}")
+    lock = kit.lock.read_text(encoding="utf-8")
+    settings = runner.Settings(
+        secret=options.secret or secrets.token_hex(32),
+        deadline_s=options.deadline_s,
+        limits={"call_timeout_s": options.call_timeout_s} if options.call_timeout_s else {},
+        steps=options.steps,
+    )
+    out = Path(options.out).resolve()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="attnlab-gradescope-") as work:
+        built = options.wheel or wheel.build(kit, Path(work), readme.text(wheel.file_name(), inside_lab=False))
+        problems = leaks.scan_bytes(built.name, built.read_bytes(), leaks.Secrets.of(kit))
+        if problems:
+            raise leaks.ReleaseLeak(problems)
+        partial = out.with_name(f".{out.name}.partial")
+        with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as archive:
+            _add(archive, "setup.sh", scripts.setup(built.name, torch_pin(lock), TORCH_CPU_INDEX), EXECUTABLE)
+            _add(archive, "run_autograder", scripts.run_autograder(), EXECUTABLE)
+            _add(archive, "requirements.txt", lock)
+            _add(archive, built.name, built.read_bytes())
+            _add(archive, runner.SETTINGS, serialize.json_text(serialize.encode(settings)))
+            for folder, paths in _kit_files(kit).items():
+                for path in paths:
+                    _add(archive, f"{runner.KIT}/{folder}/{tasks.LAB}/{path.name}", path.read_bytes())
+        partial.replace(out)
+    return out
+
+
+def _kit_files(kit: Kit) -> dict[str, list[Path]]:
+    """The reference's modules and data files, and the hidden graders, by their folder in the kit."""
+    reference = [kit.solutions / f"{module}.py" for module in tasks.modules_present(kit.solutions)]
+    return {
+        "solutions": reference + submission.data_files(kit.solutions),
+        "hidden": sorted(kit.hidden.glob("*.py")),
+    }
+
+
+def _add(archive: zipfile.ZipFile, name: str, data: str | bytes, mode: int = FILE) -> None:
+    info = zipfile.ZipInfo(name, date_time=(2026, 1, 1, 0, 0, 0))
+    info.external_attr = mode << 16
+    info.compress_type = zipfile.ZIP_DEFLATED
+    archive.writestr(info, data)

@@ -1,0 +1,166 @@
+"""Benchmark: `attnlab grade-batch -j 2` against `nbgrader autograde` of the same 50 submissions, in one run.
+
+Builds one course (``attnlab nbgrader-course``, ``nbgrader generate_assignment``)
+in a temporary folder and puts 50 submissions into ``submitted/``, a mix:
+the reference with its timing report, the untouched release, partial ones
+(the reference's first steps, stubs after), buggy ones (a known mistake in
+softmax or scaling) and one hostile one (exits at import, tries to read the
+private folder). Then it times, once each and one after the other,
+``nbgrader autograde`` of all 50 (its warm grading server stopped first) and
+``attnlab grade-batch`` of the course's ``submitted/`` with ``-j 2`` (the same
+hidden graders, reference, secret and limits from the course's private folder;
+its warm server stopped first), and prints both throughputs, the ratio and
+whether both gave every student the same autograded score. Where the kernel's
+cpuacct cgroup is writable (Linux, as root) each command runs in a cgroup of
+its own, so the CPU time of all it started (detached warm servers and sandbox
+children included) is measured too: the per-student cost that does not depend
+on what else the machine runs. Not a test: timings on shared machines are
+noisy; the load average is printed with them.
+
+    python bench/batch_vs_nbgrader.py [--students 50] [--jobs 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from grade_overhead import wall  # noqa: E402  (bench/ is this script's own folder on the path)
+
+CPUACCT = Path("/sys/fs/cgroup/cpuacct")  # cgroup v1; the v2 "unified" hierarchy is not used here
+from autograder import stubs, tasks  # noqa: E402
+from autograder.nbgrader_course import cells, course  # noqa: E402
+from autograder.warm import client  # noqa: E402
+from autograder.warm import job as warm_job  # noqa: E402
+
+LAB = tasks.LAB
+SOLUTIONS = ROOT / "solutions" / LAB
+BUGS = (  # (module, text in the reference, its replacement): known mistakes the graders name
+    ("softmax", "shifted = x - np.max(x, axis=axis, keepdims=True)", "shifted = x"),
+    ("scaling", "return scores(Q, K) / np.sqrt(d_k)", "return scores(Q, K)"),
+    ("scaling", "return Q @ np.swapaxes(K, -1, -2)", "return K @ np.swapaxes(Q, -1, -2)"),
+)
+HOSTILE = "import os\nopen({private!r} + '/secret').read()\nos._exit(0)\n"
+
+
+def kind_of(number: int, students: int) -> str:
+    """The mix: 30% reference, 20% release, 20% partial, 28% buggy, and the last one hostile."""
+    if number == students:
+        return "hostile"
+    share = number / students
+    return "reference" if share <= 0.3 else "release" if share <= 0.5 else "partial" if share <= 0.7 else "buggy"
+
+
+def submit(root: Path, number: int, kind: str) -> None:
+    folder = root / "submitted" / f"s{number:03d}" / LAB
+    shutil.copytree(root / "release" / LAB, folder)
+    if kind in ("reference", "partial", "buggy"):
+        shutil.copytree(SOLUTIONS, folder, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__"))
+    if kind == "partial":  # the first steps done, the rest still stubs
+        for step in tasks.STEPS[1 + number % 5 :]:
+            source = (SOLUTIONS / f"{step.module}.py").read_text(encoding="utf-8")
+            (folder / f"{step.module}.py").write_text(stubs.make_stub(source, step.id), encoding="utf-8")
+    if kind == "buggy":
+        module, old, new = BUGS[number % len(BUGS)]
+        path = folder / f"{module}.py"
+        path.write_text(path.read_text(encoding="utf-8").replace(old, new), encoding="utf-8")
+    if kind == "hostile":
+        (folder / "softmax.py").write_text(HOSTILE.format(private=str(root / "private")), encoding="utf-8")
+
+
+def measured(command: list[str], cwd: Path, stop: list[tuple]) -> tuple[float, float | None]:
+    """Wall seconds of ``command`` and, where a cpuacct cgroup can be made, the CPU seconds of everything it
+    started (its warm server is stopped through ``stop``'s ``(handler, scope)`` before the cgroup is read)."""
+    group = CPUACCT / f"attnlab-bench-{os.getpid()}-{time.monotonic_ns()}"
+    try:
+        group.mkdir()
+    except OSError:
+        return wall(command, cwd), None
+
+    def enter() -> None:
+        (group / "cgroup.procs").write_text(str(os.getpid()))
+
+    started = time.perf_counter()
+    subprocess.run(command, cwd=cwd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=enter)
+    seconds = time.perf_counter() - started
+    for handler, scope in stop:
+        client.stop(handler, scope)
+    cpu = int((group / "cpuacct.usage").read_text()) / 1e9
+    for _ in range(50):  # the servers' last processes leave the group
+        try:
+            group.rmdir()
+            break
+        except OSError:
+            time.sleep(0.2)
+    return seconds, cpu
+
+
+def scores_nbgrader(root: Path) -> dict[str, float]:
+    with open(root / "grades.csv", newline="", encoding="utf-8") as handle:
+        return {row["student_id"]: float(row["score"]) for row in csv.DictReader(handle)}
+
+
+def scores_batch(path: Path) -> dict[str, float]:
+    with open(path, newline="", encoding="utf-8") as handle:
+        return {row["student_id"]: float(row["total"]) for row in csv.DictReader(handle)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--students", type=int, default=50)
+    parser.add_argument("--jobs", type=int, default=2)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="attnlab-bench-") as work:
+        root = Path(work) / "course"
+        course.write_course(course.CourseOptions(folder=root, kit=ROOT))
+        wall([sys.executable, "-m", "nbgrader", "generate_assignment", LAB], root)
+        kinds = {number: kind_of(number, args.students) for number in range(1, args.students + 1)}
+        for number, kind in kinds.items():
+            submit(root, number, kind)
+        client.stop(cells.HANDLER, root / "private")
+        nbgrader_s, nbgrader_cpu = measured(
+            [sys.executable, "-m", "nbgrader", "autograde", LAB], root, [(cells.HANDLER, root / "private")]
+        )
+        wall([sys.executable, "-m", "nbgrader", "export"], root)
+        client.stop(warm_job.HANDLER)
+        out = Path(work) / "batch"
+        command = [sys.executable, "-m", "autograder", "grade-batch", str(root / "submitted"), "--csv"]
+        batch_s, batch_cpu = measured(
+            [*command, str(out / "grades.csv"), "-j", str(args.jobs), "--no-progress"],
+            Path(work),
+            [(warm_job.HANDLER, None)],
+        )
+        by_nbgrader, by_batch = scores_nbgrader(root), scores_batch(out / "grades.csv")
+    load = Path("/proc/loadavg").read_text().split()[:3] if Path("/proc/loadavg").exists() else ["?"]
+    mix = {kind: list(kinds.values()).count(kind) for kind in dict.fromkeys(kinds.values())}
+    same = sum(abs(by_nbgrader.get(s, -1) - by_batch.get(s, -2)) < 1e-9 for s in by_batch)
+    n = args.students
+    print(f"{n} submissions ({', '.join(f'{k} {v}' for k, v in mix.items())}); load average {' '.join(load)}")
+    print(f"  nbgrader autograde:          {nbgrader_s:7.1f} s  {n / nbgrader_s * 60:6.1f} students per minute")
+    print(
+        f"  attnlab grade-batch -j {args.jobs}:    {batch_s:7.1f} s  {n / batch_s * 60:6.1f} students per minute "
+        f"({batch_s / n:.2f} s per student)"
+    )
+    print(f"  ratio (grade-batch / nbgrader throughput): {nbgrader_s / batch_s:.2f}x")
+    print(f"  same autograded score from both: {same} of {len(by_batch)} students")
+    if nbgrader_cpu is not None and batch_cpu is not None:
+        print(
+            f"  CPU time per student (all processes each started): nbgrader {nbgrader_cpu / n:.2f} s, "
+            f"grade-batch {batch_cpu / n:.2f} s; on {args.jobs} otherwise idle cores grade-batch would do "
+            f"{args.jobs * 60 * n / batch_cpu:.1f} students per minute, nbgrader (one at a time) at most "
+            f"{60 * n / nbgrader_cpu:.1f}: {args.jobs * nbgrader_cpu / batch_cpu:.2f}x"
+        )
+
+
+if __name__ == "__main__":
+    main()
