@@ -32,6 +32,9 @@ IT = N_("it")  # the subject of a probe's outcome ("it did not return within 10 
 NAMING_THE_PROBLEM = N_("{error} naming the problem ({problem})")
 NO_ERROR = N_("no error (it returned {value})")
 UNNAMED_PROBLEM = N_("{error}, a message that does not name the problem")
+WITH_INPUTS = N_("{call} with {inputs}")
+WITH_RANDOM = N_("{call} with random {inputs}")
+ROUNDING_ONLY = N_("{what} of rounding noise only (at most {limit}, what float32 arithmetic leaves{exact})")
 
 
 class CheckFailed(AssertionError):
@@ -89,11 +92,16 @@ class Got:
         return Got(self.step, self.call, value, self.output)
 
     def parts(self, *names: str) -> list[Got]:
-        """The entries of a returned tuple, e.g. ``output, weights = got.parts("output", "weights")``."""
+        """The entries of a returned tuple, e.g. ``output, weights = got.parts("output", "weights")``.
+
+        A name is code (``output``) or words marked with ``N_`` (``len(cache) afterwards``),
+        shown in the active language.
+        """
         value = self.value
+        shown = [_(name) for name in names]
         if not isinstance(value, (tuple, list)) or len(value) != len(names):
-            self.fail(_(messages.A_TUPLE).format(count=len(names), names=", ".join(names)), describe(value))
-        return [Got(self.step, f"{self.call} -> {name}", v, self.output) for name, v in zip(names, value)]
+            self.fail(_(messages.A_TUPLE).format(count=len(names), names=", ".join(shown)), describe(value))
+        return [Got(self.step, f"{self.call} -> {name}", v, self.output) for name, v in zip(shown, value)]
 
     def array(self, shape: tuple[int, ...] | None = None) -> np.ndarray:
         """The value as a numeric array (numpy or torch), of ``shape`` if given."""
@@ -120,6 +128,15 @@ class Got:
         if isinstance(value, (int, float)) and not isinstance(value, bool) and abs(value) < 1e308:
             return float(value)
         self.fail(_(messages.A_NUMBER), describe(value))
+
+
+def with_inputs(call: str, inputs: str, *, random: bool = False) -> str:
+    """How a call whose inputs are written as code is described, in the active language.
+
+    ``with_inputs("attention(Q, K, V)", "Q (2, 4), K (5, 4)")`` is ``attention(Q, K, V) with Q (2, 4), K (5, 4)``;
+    ``random`` says the inputs are drawn at random (hidden checks).
+    """
+    return _(WITH_RANDOM if random else WITH_INPUTS).format(call=call, inputs=inputs)
 
 
 def as_number(got: Got) -> Got:
@@ -152,7 +169,7 @@ class Lab:
         self.sandbox, self.step = sandbox, step
 
     def _split(self, function: str) -> tuple[str, str]:
-        module, _, name = function.rpartition(".")
+        module, _dot, name = function.rpartition(".")
         return module or self.step.module, name
 
     def call(self, function: str, *args: Any, text: str, **kwargs: Any) -> Got:
@@ -234,7 +251,7 @@ def expect_close(
     finite = np.isfinite(expected)
     close = same_inf and np.allclose(array[finite], expected[finite], rtol=rtol, atol=atol)
     passed = bool(close and not np.isnan(array).any())
-    evidence = _evidence(got, expected, array, axes, ticks, exhibit, passed)
+    evidence = comparison(got, expected, array, axes, ticks, exhibit, passed)
     if passed:
         if exhibit and evidence is not None:
             RECORDER.record(evidence)
@@ -253,7 +270,7 @@ def expect_case(got: Got, case: str, part: int | None = None, **options: Any) ->
     return expect_close(got, cases.expected(case, part), wrong=cases.wrong(case, part), **options)
 
 
-def _evidence(
+def comparison(
     got: Got,
     expected: np.ndarray,
     array: np.ndarray,
@@ -308,15 +325,16 @@ def expect_rounding(
 ) -> None:
     """Expect ``size`` (a quantity that is 0 in exact arithmetic, e.g. a gap) to be rounding noise.
 
-    ``scale`` is the size of the values it was computed from (see
+    ``what`` names the quantity (English marked with ``N_``, or already
+    translated); ``scale`` is the size of the values it was computed from (see
     :func:`rounding_limit`); ``exact`` may cite what float64 gives (the
-    chapter's figure), for the message.
+    chapter's figure), for the message, in the active language.
     """
     limit = rounding_limit(scale)
     expect_that(
         got,
         bool(np.isfinite(size) and abs(size) <= limit),
-        f"{what} of rounding noise only (at most {limit:.2g}, what float32 arithmetic leaves{exact})",
+        _(ROUNDING_ONLY).format(what=_(what), limit=f"{limit:.2g}", exact=exact),
         f"{size:.6g}",
         value=np.asarray(size) if value is None else value,
         wrong=wrong,

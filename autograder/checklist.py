@@ -55,12 +55,16 @@ def points_of(item: pytest.Item) -> float:
 
 
 def title_of(item: pytest.Item) -> str:
-    """The check's title in the active language (or its name), with the parameter id in brackets."""
+    """The check's title in the active language (or its name), with the parameter id in brackets.
+
+    A parameter id in words (``rank below 2``, marked with ``N_`` where the
+    parameters are listed) is shown translated; the check's id keeps it as it is.
+    """
     function = getattr(item, "function", None)
     title = docstring_title(function.__doc__ if function else None)
     title = _(title) if title else item.name.removeprefix("test_").replace("_", " ")
     callspec = getattr(item, "callspec", None)
-    return f"{title} [{callspec.id}]" if callspec else title
+    return f"{title} [{_(callspec.id)}]" if callspec else title
 
 
 def info(item: pytest.Item) -> CheckInfo:

@@ -48,6 +48,7 @@ NOTE_READABLE = N_(
     "make it private (chmod -R o-rwx) or grade where bubblewrap works"
 )
 INTERNAL = N_("The grader itself failed on this check ({error}); this is not your mistake, tell your instructor.")
+NOT_ISOLATED = N_("the sandbox could not isolate student code: {reason}")
 
 
 class GradingError(Exception):
@@ -182,8 +183,10 @@ class GradingPlugin:
         error = call.excinfo.value if call.excinfo else None
         cause = outcomes.root_cause(error.outcome) if isinstance(error, CheckFailed) and error.outcome else None
         if isinstance(cause, outcomes.Refused) and cause.isolation:  # no student code ran: the machine's failure
-            detail = f"the sandbox could not isolate student code: {cause.reason}"
-            return CheckResult(passed=False, message=INTERNAL.format(error=detail[:300]), internal_error=True, **common)
+            detail = _(NOT_ISOLATED).format(reason=cause.reason)
+            return CheckResult(
+                passed=False, message=_(INTERNAL).format(error=detail[:300]), internal_error=True, **common
+            )
         if isinstance(error, CheckFailed):
             failure = _call_failure(error) if error.outcome is not None else None
             return CheckResult(

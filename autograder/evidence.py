@@ -8,7 +8,7 @@ worked example), recorded through :data:`RECORDER` while the check runs.
 
 Arrays cross to JSON as base64 ``.npy`` bytes (exact dtype, shape, ``inf``
 and ``NaN`` kept; read back with ``allow_pickle=False``). This module is a
-leaf: numpy and the standard library only.
+leaf: numpy, the standard library and :mod:`autograder.i18n` (itself a leaf) only.
 """
 
 from __future__ import annotations
@@ -19,8 +19,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from autograder.i18n import N_
+
 MAX_ENTRIES = 4096  # larger arrays are not kept: a heatmap of them would not be read anyway
 WORKED_EXAMPLE = "worked_example"  # the exhibit of the chapter's kedi / sütü / içti attention weights
+# The axes of an attention-weight or score matrix: rows are the querying tokens, columns the keys they attend to.
+QUERY_POSITION, KEY_POSITION = N_("query position"), N_("key position")
+ATTENTION_AXES = (QUERY_POSITION, KEY_POSITION)
 
 
 @dataclass(frozen=True, eq=False)

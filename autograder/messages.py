@@ -33,6 +33,7 @@ A_NUMBER = N_("a number")
 ARRAY_OF_DTYPE = N_("an array of dtype {dtype} and shape {shape}")
 AN_OBJECT = N_("an object of type {type}")
 A_SEQUENCE = N_("a {type} of {count} items")
+AT_ENTRY = N_("{value} at {where}")  # one entry of an array: "0.25 at [1, 2, 4]"
 MAX_VALUE_CHARS = 160
 # numpy 2 writes a scalar as np.int64(5) inside a tuple or list; its 1.25 print mode writes 5, as people do.
 PLAIN_PRINT = {"legacy": "1.25"} if np.lib.NumpyVersion(np.__version__) >= "2.0.0" else {}
@@ -102,23 +103,29 @@ def entry(value: float) -> str:
     return f"{value:.3e}"
 
 
+def entries(array: Any) -> str:
+    """An array's entries on one line, as the chapter prints them: ``[[0.6961, 0.1791], ...]``, ``[nan, 0.0000]``."""
+    with plain_numbers():
+        body = np.array2string(
+            np.asarray(array),
+            precision=4,
+            threshold=12,
+            edgeitems=2,
+            separator=", ",
+            max_line_width=10_000,
+            formatter={"float_kind": entry},  # 0.1750, as the chapter prints it; not numpy's padded "0.175 "
+        )
+    text = " ".join(body.split())
+    return text if len(text) <= MAX_VALUE_CHARS else text[: MAX_VALUE_CHARS - 3] + "..."
+
+
 def short(value: Any) -> str:
     """A one-line, bounded rendering of a value for a message."""
     value = plain(value)
     if isinstance(value, np.ndarray):
         if value.ndim == 0:
             return short(value.item())
-        with plain_numbers():
-            body = np.array2string(
-                value,
-                precision=4,
-                threshold=12,
-                edgeitems=2,
-                separator=", ",
-                max_line_width=10_000,
-                formatter={"float_kind": entry},  # 0.1750, as the chapter prints it; not numpy's padded "0.175 "
-            )
-        text = _(ARRAY).format(shape=shape(value), values=" ".join(body.split()))
+        text = _(ARRAY).format(shape=shape(value), values=entries(value))
     elif isinstance(value, float):
         text = f"{value:.6g}"
     else:

@@ -35,6 +35,7 @@ except ModuleNotFoundError:  # Python 3.10: the same parser, from PyPI
 
 from autograder import cases, chapter, messages, tasks
 from autograder.diagnose.predictions import MISTAKES
+from autograder.i18n import N_, _
 
 # The forms an answer can take, as the grader describes them when a form is wrong.
 KINDS = {
@@ -295,12 +296,15 @@ def _fold(text: str) -> str:
     return " ".join(text.casefold().split()).rstrip(".")
 
 
+A_CONTAINER = N_("a {type} {value}")  # an answer of the wrong form: "a list [1, 2]"
+
+
 def describe(value: Any) -> str:
-    """A value of the wrong form, as a message names it."""
+    """A value of the wrong form, as a message names it (in the active language)."""
     if value is None:
         return "None"
     if isinstance(value, (list, tuple)):
-        return f"a {type(value).__name__} {messages.short(value)}"
+        return _(A_CONTAINER).format(type=type(value).__name__, value=messages.short(value))
     return f"{type(value).__name__} {messages.short(value)}"
 
 

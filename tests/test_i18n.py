@@ -17,6 +17,7 @@ from autograder import i18n, tasks
 from autograder.i18n import N_, _, catalogs
 from autograder.i18n.extract import grader_titles
 from tests import kit
+from tests.untranslated import english_outside_the_catalog, unmarked_sentences
 
 try:
     import tomllib  # novermin
@@ -134,3 +135,45 @@ def test_step_titles_and_check_titles_are_turkish_in_turkish() -> None:
         found = checks.checks_by_step(kit.KIT.public_graders, "tr")
         assert found["softmax"][0].title.startswith("Çözümlü örneğin ölçeklenmiş skorlarının softmax")
         assert {_(s.title) for s in tasks.STEPS} >= {"Nedensel maske", "KV önbelleği"}
+
+
+# Where the graders' words are written: the grader files, the checks they share, and the modules that word what
+# a check found (instructor-facing errors, e.g. a malformed question file, stay English).
+GRADER_WORDS = (
+    "autograder/graders",
+    "hidden",
+    "autograder/checks",
+    "autograder/checking.py",
+    "autograder/messages.py",
+    "autograder/diagnose/moe_router.py",
+    "autograder/sandbox/probes/predictions.py",
+    "autograder/timing/analysis.py",
+    "autograder/timing/explain.py",
+    "autograder/timing/report.py",
+)
+
+
+def test_every_english_sentence_of_the_graders_is_marked_for_the_catalogs() -> None:
+    files = [p for name in GRADER_WORDS for p in sorted((kit.ROOT / name).rglob("*.py")) or [kit.ROOT / name]]
+    assert len(files) > 30
+    found = [f"{p.relative_to(kit.ROOT)}:{line}: {text!r}" for p in files for line, text in unmarked_sentences(p)]
+    assert not found, "mark these with _() or N_() (named fields and .format, never an f-string):\n" + "\n".join(found)
+
+
+def test_the_scan_finds_an_unmarked_sentence_and_passes_code(tmp_path) -> None:
+    source = tmp_path / "grader.py"
+    source.write_text(
+        '''"""A docstring is not shown."""
+KEYWORDS = ("at least one",)
+def test_x(lab, x):
+    """Neither is a check's title: it is extracted from here."""
+    lab.call("softmax", x, text=f"softmax(x) with x of shape {x.shape}")
+    lab.call("softmax", x, text=_("softmax(x) with x of shape {shape}").format(shape=x.shape))
+    lab.call("rope", x, text=f"rope(x, positions) {x.shape}", axis=0)
+    expect_that(got, ok, "a bool array", f"dtype {x.dtype}")
+''',
+        encoding="utf-8",
+    )
+    assert [text for _line, text in unmarked_sentences(source)] == ["softmax(x) with x of shape ", "a bool array"]
+    assert english_outside_the_catalog("\u27e6beklenen \u27e7x of shape\u27e6 ile\u27e7") == ["x of shape"]
+    assert english_outside_the_catalog("raised NotImplementedError: softmax is not implemented yet") == []

@@ -92,7 +92,7 @@ def test_heatmaps_mark_the_largest_difference_and_take_a_slice_of_a_cube() -> No
 def test_the_page_speaks_the_report_language() -> None:
     with i18n.using("tr"):
         page = render_html.page(graded())
-    assert '<html lang="tr">' in page and "Çözümlü örnekte dikkat ağırlıklarınız" in page
+    assert '<html lang="tr">' in page and "Çözümlü örnekte attention ağırlıklarınız" in page
     assert "Başarısız kontroller, adım adım" in page
 
 

@@ -24,6 +24,7 @@ import numpy as np
 from autograder import tasks
 from autograder.cases import Case, expected
 from autograder.diagnose import toy_gpt as gpt_mistakes
+from autograder.i18n import N_
 from autograder.kit import Kit
 
 KIT_SIZE = {"n_vocab": 16, "d_model": 8, "n_heads": 2, "n_layers": 2, "n_ctx": 16}
@@ -42,7 +43,7 @@ WEIGHT_KEYS = (
 
 TOKENS = [3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8]  # the digits of pi: 12 of the kit's 16 positions
 PROMPT, N_NEW = [3, 1, 4, 1, 5], 8  # generation uses positions 0..11
-KIT_TEXT = "the kit's weights (toy_gpt_weights.npz: 2 blocks of 2 heads, width 8, 16 tokens, 16 positions)"
+KIT_TEXT = N_("the kit's weights (toy_gpt_weights.npz: 2 blocks of 2 heads, width 8, 16 tokens, 16 positions)")
 
 
 def nested(flat: dict[str, np.ndarray], n_heads: int) -> dict[str, Any]:

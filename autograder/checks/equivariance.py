@@ -8,6 +8,10 @@ from typing import Any
 import numpy as np
 
 from autograder.checking import Got, expect_close, expect_rounding
+from autograder.i18n import N_
+
+A_GAP = N_("a gap")
+FLOAT64_GAP = N_("; the chapter's float64 gap is {value}")  # what float64 gives, cited after the limit
 
 
 def gap_of(got: Got) -> float:
@@ -19,7 +23,7 @@ def gap_of(got: Got) -> float:
 
 def expect_no_gap(got: Got, *, scale: float = 1.0, exact: str = "", wrong: Mapping[str, Any] | None = None) -> None:
     """The gap is rounding noise (no positions, no mask): judged by what float32 leaves on outputs of size ``scale``."""
-    expect_rounding(got, gap_of(got), "a gap", scale=scale, exact=exact, wrong=wrong)
+    expect_rounding(got, gap_of(got), A_GAP, scale=scale, exact=exact, wrong=wrong)
 
 
 def expect_gap(got: Got, expected: float, *, wrong: Mapping[str, Any] | None = None) -> None:

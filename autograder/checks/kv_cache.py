@@ -14,20 +14,28 @@ from typing import Any
 import numpy as np
 
 from autograder.checking import Got, expect_close, expect_that
+from autograder.i18n import N_, _
 
 INCREMENTAL = dict(rtol=1e-5, atol=1e-6)  # float32 softmax on float64 inputs lands within 1e-7 of float64
+# How the public and hidden checks describe their probes of a KVCache.
+APPENDS = N_(
+    "KVCache(): append(k, v) of {sizes} tokens in turn ({shapes}), reading len(cache), cache.keys and "
+    "cache.values after each"
+)
+DECODE = N_("decode_step(x_t, W_Q, W_K, W_V, cache) with {x_t} and a KVCache holding keys {keys} and values {values}")
+AFTERWARDS = (N_("len(cache) afterwards"), N_("cache.keys afterwards"), N_("cache.values afterwards"))
 
 
 def expect_appends(got: Got, keys: Sequence[np.ndarray], values: Sequence[np.ndarray]) -> None:
     """The states the probe ``kv_cache_appends`` read after each append: length, keys and values in order."""
     sizes = [k.shape[-2] for k in keys]
     for index, (length, cached_k, cached_v) in enumerate(got.value):
-        after = f"{got.call}: after append {index + 1}"
+        after = _("{call}: after append {number}").format(call=got.call, number=index + 1)
         n, total = Got(got.step, f"{after}, len(cache)", length), sum(sizes[: index + 1])
         expect_that(
             n,
             n.number() == total,
-            f"{total} tokens",
+            _("{value} tokens").format(value=total),
             f"{n.number():g}",
             value=np.asarray(n.number()),
             wrong={"cache_keeps_last_only": np.asarray(sizes[index])},
@@ -49,8 +57,8 @@ def expect_incremental(
         expect_that(
             got,
             outputs.dtype == np.float64,
-            "float64 outputs for float64 inputs (compute in the dtype of the inputs)",
-            f"dtype {outputs.dtype}",
+            _("float64 outputs for float64 inputs (compute in the dtype of the inputs)"),
+            _("dtype {dtype}").format(dtype=outputs.dtype),
         )
     return expect_close(got, expected, wrong=wrong, **{**INCREMENTAL, **tolerance})
 

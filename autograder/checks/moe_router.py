@@ -6,6 +6,7 @@ import numpy as np
 
 from autograder.checking import Got, describe, expect_that
 from autograder.diagnose.moe_router import calls_variants, routing_problems
+from autograder.i18n import _
 
 
 def expect_routed_rows(rows: Got, x: np.ndarray, indices: np.ndarray, n_experts: int) -> None:
@@ -13,15 +14,15 @@ def expect_routed_rows(rows: Got, x: np.ndarray, indices: np.ndarray, n_experts:
     received = rows.value
     if not isinstance(received, list) or len(received) != n_experts:
         rows.fail(
-            f"the rows each of the {n_experts} experts received",
-            f"{describe(received)} (the experts could not be recorded)",
+            _("the rows each of the {count} experts received").format(count=n_experts),
+            _("{value} (the experts could not be recorded)").format(value=describe(received)),
         )
     problems = routing_problems(received, x, indices)
     counts = np.array([len(r) for r in received])
     expect_that(
         rows,
         not problems,
-        "each expert to receive only the tokens routed to it",
+        _("each expert to receive only the tokens routed to it"),
         "; ".join(problems[:3]),
         value=counts,
         wrong=calls_variants(len(x), n_experts),

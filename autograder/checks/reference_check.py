@@ -12,8 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from autograder.checking import Got, Lab, expect_that
+from autograder.checking import Got, Lab, expect_that, with_inputs
 from autograder.diagnose import reference_check as torch_side
+from autograder.i18n import _
 
 
 def reports(reported: Got, actual: float, wrong: dict) -> None:
@@ -23,7 +24,7 @@ def reports(reported: Got, actual: float, wrong: dict) -> None:
     expect_that(
         reported,
         holds,
-        f"{actual:.6g}, the largest |attention - SDPA| the grader finds",
+        _("{value}, the largest |attention - SDPA| the grader finds").format(value=f"{actual:.6g}"),
         f"{value:.6g}",
         value=np.asarray(value),
         wrong=wrong,
@@ -32,21 +33,35 @@ def reports(reported: Got, actual: float, wrong: dict) -> None:
 
 def agrees_with_torch(lab: Lab, Q: np.ndarray, K: np.ndarray, V: np.ndarray, mask: Any, described: str) -> Got:
     """compare_with_torch reports what the grader finds between the student's attention and SDPA, and it is small;
-    the backend part."""
-    got = lab.call("compare_with_torch", Q, K, V, mask, text=f"compare_with_torch(Q, K, V, mask) with {described}")
+    the backend part. ``described`` names the inputs in the active language."""
+    got = lab.call(
+        "compare_with_torch",
+        Q,
+        K,
+        V,
+        mask,
+        text=with_inputs("compare_with_torch(Q, K, V, mask)", described),
+    )
     reported, backend = got.parts("max_abs_diff", "backend")
     reported.number()  # a number, before the grader looks further
-    output = lab.call("scaling.attention", Q, K, V, mask, text=f"attention(Q, K, V, mask) with {described}").parts(
-        "output", "weights"
-    )[0]
+    output = lab.call(
+        "scaling.attention",
+        Q,
+        K,
+        V,
+        mask,
+        text=with_inputs("attention(Q, K, V, mask)", described),
+    ).parts("output", "weights")[0]
     ours = output.array(Q.shape[:-1] + V.shape[-1:])
     actual = float(np.max(np.abs(ours.astype(float) - torch_side.sdpa(Q, K, V, mask))))
     reports(reported, actual, torch_side.compare_variants(ours, Q, K, V, mask))
     expect_that(
         output,
         actual <= torch_side.AGREE,
-        f"within {torch_side.AGREE:g} of scaled_dot_product_attention",
-        f"a largest difference of {actual:.3g}",
+        _("within {tolerance} of {function}").format(
+            tolerance=f"{torch_side.AGREE:g}", function="scaled_dot_product_attention"
+        ),
+        _("a largest difference of {value}").format(value=f"{actual:.3g}"),
     )
     return backend
 
@@ -58,10 +73,13 @@ def reports_known_error(
     shifted difference."""
     got = lab.probe("compare_with_shifted_attention", Q, K, V, mask, shift, text=text)
     result, seen = got.value
-    reported, _ = got.with_value(result).parts("max_abs_diff", "backend")
+    reported, _backend = got.with_value(result).parts("max_abs_diff", "backend")
     reported.number()  # a number, before the grader looks further
     expect_that(
-        reported, seen is not None, "a call of attention from scaling.py", "a result computed without calling it"
+        reported,
+        seen is not None,
+        _("a call of attention from scaling.py"),
+        _("a result computed without calling it"),
     )
     seen = got.with_value(seen).array(shift.shape)
     actual = float(np.max(np.abs(seen.astype(float) - torch_side.sdpa(Q, K, V, mask))))
@@ -71,13 +89,15 @@ def reports_known_error(
 def names_a_kernel(backend: Got, Q: np.ndarray, K: np.ndarray, V: np.ndarray, mask: Any) -> None:
     """The backend is a known kernel's name, and one that can run these inputs."""
     name = backend.value
-    expect_that(backend, isinstance(name, str) and name.strip() != "", "the name of the kernel that ran", f"{name!r}")
+    expect_that(
+        backend, isinstance(name, str) and name.strip() != "", _("the name of the kernel that ran"), f"{name!r}"
+    )
     named = {kernel for kernel in torch_side.KERNELS if kernel in name.lower()}
-    expect_that(backend, bool(named), f"one of {', '.join(torch_side.KERNELS)}", repr(name))
+    expect_that(backend, bool(named), _("one of {names}").format(names=", ".join(torch_side.KERNELS)), repr(name))
     possible = torch_side.possible_kernels(Q, K, V, mask)
     expect_that(
         backend,
         bool(named & possible),
-        f"a kernel that can run these inputs here ({' or '.join(sorted(possible))})",
+        _("a kernel that can run these inputs here ({names})").format(names=_(" or ").join(sorted(possible))),
         repr(name),
     )

@@ -14,7 +14,9 @@ from typing import Any
 
 import numpy as np
 
+from autograder import messages
 from autograder.checking import Got, Lab, expect_close, expect_that
+from autograder.i18n import N_, _, ngettext
 from autograder.sandbox.protocol import AsTorch
 
 LOGITS = dict(
@@ -36,13 +38,20 @@ def send(weights: dict[str, Any], dtype: type = np.float64) -> dict[str, Any]:
     }
 
 
+FRESH = N_("fresh weights ({size})")  # a hidden check's model, with its size (describe)
+
+
 def describe(weights: dict[str, Any]) -> str:
     """The model's size in words, e.g. ``2 blocks of 2 heads, width 8, 16 tokens, 16 positions``."""
     V, d = np.shape(weights["wte"])
     blocks = len(weights["blocks"])
-    return (
-        f"{blocks} block{'s' * (blocks != 1)} of {weights['n_heads']} heads, width {d}, {V} tokens, "
-        f"{len(weights['wpe'])} positions"
+    sentence = ngettext(
+        "{blocks} block of {heads} heads, width {width}, {vocabulary} tokens, {positions} positions",
+        "{blocks} blocks of {heads} heads, width {width}, {vocabulary} tokens, {positions} positions",
+        blocks,
+    )
+    return sentence.format(
+        blocks=blocks, heads=weights["n_heads"], width=d, vocabulary=V, positions=len(weights["wpe"])
     )
 
 
@@ -51,7 +60,12 @@ def expect_logits(got: Got, expected: np.ndarray, wrong: dict[str, np.ndarray]) 
     value = got.value
     if isinstance(value, np.ndarray) and value.shape != np.shape(expected):
         expect_that(
-            got, False, f"an array of shape {np.shape(expected)}", f"shape {value.shape}", value=value, wrong=wrong
+            got,
+            False,
+            _(messages.AN_ARRAY_OF_SHAPE).format(shape=messages.shape(np.shape(expected))),
+            _(messages.OF_SHAPE).format(shape=messages.shape(value)),
+            value=value,
+            wrong=wrong,
         )
     return expect_close(got, expected, wrong=wrong, **LOGITS)
 
@@ -66,7 +80,9 @@ def forward_matches(
     dtype: type = np.float64,
 ) -> None:
     """``gpt_forward(weights, tokens)`` gives the reference's logits."""
-    text = f"gpt_forward(weights, tokens) with {described} ({np.dtype(dtype).name}) and tokens {list(tokens)}"
+    text = _("{call} with {weights} ({dtype}) and tokens {tokens}").format(
+        call="gpt_forward(weights, tokens)", weights=described, dtype=np.dtype(dtype).name, tokens=list(tokens)
+    )
     got = lab.call("gpt_forward", send(weights, dtype), AsTorch(np.asarray(tokens, dtype=np.int64)), text=text)
     expect_logits(got, expected, wrong)
 
@@ -77,25 +93,33 @@ def cached_steps_match(
     """``gpt_step`` token by token through ``new_cache`` gives the full pass's logits at every position, and fills
     every cache."""
     n, V = len(tokens), np.shape(weights["wte"])[0]
-    text = (
-        "cache = new_cache(weights), then gpt_step(weights, tokens[t], t, cache) for t = "
-        f"0..{n - 1}, with {described} and tokens {list(tokens)}"
+    text = _("{first}, then {then} for t = {steps}, with {weights} and tokens {tokens}").format(
+        first="cache = new_cache(weights)",
+        then="gpt_step(weights, tokens[t], t, cache)",
+        steps=f"0..{n - 1}",
+        weights=described,
+        tokens=list(tokens),
     )
     got = lab.probe("toy_gpt_cached_steps", send(weights), [int(t) for t in tokens], text=text)
-    rows, lengths = got.parts("the logits of each step", "len() of every cache afterwards")
+    rows, lengths = got.parts(N_("the logits of each step"), N_("len() of every cache afterwards"))
     expect_that(
         rows,
         isinstance(rows.value, list) and len(rows.value) == n,
-        f"{n} logits, one per step",
+        _("{count} logits, one per step").format(count=n),
         f"{len(rows.value) if isinstance(rows.value, list) else rows.value!r}",
     )
-    stacked = np.stack([Got(rows.step, f"{rows.call}, step {t}", row).array((V,)) for t, row in enumerate(rows.value)])
+    stacked = np.stack(
+        [
+            Got(rows.step, _("{call}, step {step}").format(call=rows.call, step=t), row).array((V,))
+            for t, row in enumerate(rows.value)
+        ]
+    )
     expect_logits(rows.with_value(stacked), expected, wrong)
-    full = [[n] * int(weights["n_heads"]) for _ in weights["blocks"]]
+    full = [[n] * int(weights["n_heads"]) for _block in weights["blocks"]]
     expect_that(
         lengths,
         lengths.value == full,
-        f"every layer's and head's cache holding the {n} tokens: {full}",
+        _("every layer's and head's cache holding the {count} tokens: {lengths}").format(count=n, lengths=full),
         f"{lengths.value}",
     )
 
@@ -105,7 +129,7 @@ def _token_ids(got: Got, n_new: int) -> np.ndarray:
     value = got.value
     ids = np.asarray(value) if isinstance(value, (list, tuple, np.ndarray)) else None
     if ids is None or ids.shape != (n_new,) or ids.dtype.kind not in "biuf" or not np.array_equal(ids, np.round(ids)):
-        got.fail(f"{n_new} token ids", f"{value!r:.200}")
+        got.fail(_("{count} token ids").format(count=n_new), f"{value!r:.200}")
     return ids.astype(int)
 
 
@@ -122,20 +146,31 @@ def generate_matches(
     path."""
     tokens_ref, logits_ref = (np.asarray(part) for part in expected)
     wrong_logits = {mistake: value[1] for mistake, value in wrong.items()}
-    text = f"generate(weights, {list(prompt)}, {n_new}, use_cache=False, then True) with {described}"
+    text = _("{call} with {weights}").format(
+        call=_("{first}, then {then}").format(
+            first=f"generate(weights, {list(prompt)}, {n_new}, use_cache=False)", then="use_cache=True"
+        ),
+        weights=described,
+    )
     got = lab.probe("toy_gpt_generate", send(weights), [int(t) for t in prompt], int(n_new), text=text)
     for name, use_cache in (("no_cache", False), ("cache", True)):
         result, step_calls, forward_calls = got.value[name]
         run = Got(
-            got.step, f"generate(weights, {list(prompt)}, {n_new}, use_cache={use_cache}) with {described}", result
+            got.step,
+            _("{call} with {weights}").format(
+                call=f"generate(weights, {list(prompt)}, {n_new}, use_cache={use_cache})", weights=described
+            ),
+            result,
         )
-        calls = f"{step_calls} calls of gpt_step and {forward_calls} of gpt_forward"
+        calls = _("{steps} calls of gpt_step and {forwards} of gpt_forward").format(
+            steps=step_calls, forwards=forward_calls
+        )
         if use_cache:
             unused = step_calls < n_new or forward_calls > 0
             expect_that(
                 run,
                 not unused,
-                f"gpt_step for every new token ({n_new} calls or more) and no gpt_forward",
+                _("gpt_step for every new token ({count} calls or more) and no gpt_forward").format(count=n_new),
                 calls,
                 value=np.asarray(unused),
                 wrong={"generate_cache_unused": np.asarray(True)},
@@ -144,11 +179,18 @@ def generate_matches(
             expect_that(
                 run,
                 forward_calls >= n_new and step_calls == 0,
-                f"gpt_forward over the prefix for every new token ({n_new} calls) and no gpt_step",
+                _("gpt_forward over the prefix for every new token ({count} calls) and no gpt_step").format(
+                    count=n_new
+                ),
                 calls,
             )
         tokens, logits = run.parts("tokens", "logits")
         expect_logits(logits, logits_ref, wrong_logits)
         ids = _token_ids(tokens, n_new)
         same = np.array_equal(ids, tokens_ref)
-        expect_that(tokens, same, f"{tokens_ref.tolist()} (each the argmax of its logits)", f"{ids.tolist()}")
+        expect_that(
+            tokens,
+            same,
+            _("{tokens} (each the argmax of its logits)").format(tokens=tokens_ref.tolist()),
+            f"{ids.tolist()}",
+        )

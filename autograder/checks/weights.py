@@ -14,19 +14,46 @@ from typing import Any
 
 import numpy as np
 
-from autograder import diagnose
-from autograder.checking import Got, expect_close
+from autograder import chapter, diagnose
+from autograder.checking import Got, comparison, expect_close
+from autograder.evidence import ATTENTION_AXES, WORKED_EXAMPLE
+from autograder.i18n import N_, _
 
-EXPECTED = "weights between 0 and 1 whose rows sum to 1 (a softmax over the key axis)"
+EXPECTED = N_("weights between 0 and 1 whose rows sum to 1 (a softmax over the key axis)")
+NOT_FINITE = N_("{count} entries that are inf or NaN ({value} at {where})")
+OUTSIDE = N_("an entry outside [0, 1] ({value} at {where})")
+ROWS_OFF = N_("rows that do not sum to 1 (row {row} sums to {total})")
 ROW_SUM_TOLERANCE = 1e-5  # float32 rows of a few thousand keys sum to 1 within this
+
+# What expect_close needs to label a heatmap of weights or scores: rows are queries, columns keys.
+WEIGHT_AXES: dict[str, Any] = {"axes": ATTENTION_AXES}
+# The same on the worked example's three tokens (kedi, sütü, içti), each axis labelled with them.
+WORKED_AXES: dict[str, Any] = {"axes": ATTENTION_AXES, "ticks": (tuple(chapter.tokens()),) * 2}
+# The worked example's weights, also shown beside the chapter's when the check passes.
+WORKED_WEIGHTS: dict[str, Any] = {**WORKED_AXES, "exhibit": WORKED_EXAMPLE}
+# One row of the worked example's weights: one weight per key token.
+WORKED_ROW: dict[str, Any] = {"axes": ATTENTION_AXES[1:], "ticks": (tuple(chapter.tokens()),)}
 
 
 def _at(index: tuple[int, ...]) -> str:
     return "[" + ", ".join(str(int(i)) for i in index) + "]"
 
 
-def expect_weight_rows(got: Got, *, wrong: Mapping[str, Any] | None = None) -> np.ndarray:
-    """Expect ``got`` to hold attention weights: finite, in ``[0, 1]``, every row (last axis) summing to 1."""
+def expect_weight_rows(
+    got: Got,
+    *,
+    wrong: Mapping[str, Any] | None = None,
+    expected: Any = None,
+    axes: tuple[str, ...] = ATTENTION_AXES,
+    ticks: tuple[tuple[str, ...], ...] = (),
+    exhibit: str = "",
+) -> np.ndarray:
+    """Expect ``got`` to hold attention weights: finite, in ``[0, 1]``, every row (last axis) summing to 1.
+
+    With the weights ``expected`` (the reference's), a failure carries both for
+    the report's heatmaps, labelled by ``axes`` and ``ticks``, and ``exhibit``
+    names them as :func:`autograder.checking.expect_close` does.
+    """
     weights = got.array().astype(float)
     if weights.size == 0 or weights.shape[-1] == 0:
         return weights
@@ -34,17 +61,20 @@ def expect_weight_rows(got: Got, *, wrong: Mapping[str, Any] | None = None) -> n
     bad = ~np.isfinite(weights)
     if bad.any():
         first = tuple(np.argwhere(bad)[0])
-        problem = f"{int(bad.sum())} entries that are inf or NaN ({weights[first]:g} at {_at(first)})"
+        problem = _(NOT_FINITE).format(count=int(bad.sum()), value=f"{weights[first]:g}", where=_at(first))
     elif weights.min() < 0 or weights.max() > 1 + ROW_SUM_TOLERANCE:
         worst = np.unravel_index(int(np.argmax(np.abs(weights - 0.5))), weights.shape)
-        problem = f"an entry outside [0, 1] ({weights[worst]:.6g} at {_at(worst)})"
+        problem = _(OUTSIDE).format(value=f"{weights[worst]:.6g}", where=_at(worst))
     else:
         sums = weights.sum(axis=-1)
         worst = np.unravel_index(int(np.argmax(np.abs(sums - 1))), sums.shape)
         if abs(sums[worst] - 1) > ROW_SUM_TOLERANCE:
-            problem = f"rows that do not sum to 1 (row {_at(worst)} sums to {sums[worst]:.6g})"
+            problem = _(ROWS_OFF).format(row=_at(worst), total=f"{sums[worst]:.6g}")
     if problem is not None:
-        got.fail(EXPECTED, problem, diagnose.identify(weights, wrong or {}))
+        shown = None
+        if expected is not None and np.shape(expected) == weights.shape:
+            shown = comparison(got, np.asarray(expected, dtype=float), weights, axes, ticks, exhibit, passed=False)
+        got.fail(EXPECTED, problem, diagnose.identify(weights, wrong or {}), shown)
     return weights
 
 
@@ -52,6 +82,6 @@ def expect_head(got: Got, expected: tuple[Any, Any], wrong: Mapping[str, tuple[A
     """Expect ``(output, weights)`` of one head as the reference's ``expected``, naming the mistakes in ``wrong``."""
     output, weights = got.parts("output", "weights")
     weight_mistakes = {key: value[1] for key, value in wrong.items()}
-    expect_weight_rows(weights, wrong=weight_mistakes)
-    expect_close(weights, expected[1], wrong=weight_mistakes)
+    expect_weight_rows(weights, wrong=weight_mistakes, expected=expected[1])
+    expect_close(weights, expected[1], wrong=weight_mistakes, **WEIGHT_AXES)
     expect_close(output, expected[0], wrong={key: value[0] for key, value in wrong.items()})

@@ -12,6 +12,12 @@ from collections.abc import Callable
 import numpy as np
 
 from autograder.diagnose import Mistake
+from autograder.i18n import N_, _
+
+# What the rows an expert received show, one sentence per expert (routing_problems).
+EXTRA_TOKENS = N_("expert {expert} received tokens {tokens}, which were not routed to it")
+STRANGE_ROWS = N_("expert {expert} received {count} rows that are no token of x")
+MISSING_TOKENS = N_("expert {expert} never received its routed tokens {tokens}")
 
 MISTAKES = {
     m.id: m
@@ -126,11 +132,11 @@ def routing_problems(received: list[np.ndarray], x: np.ndarray, indices: np.ndar
         missing = sorted(set(tokens.tolist()) - set(got.tolist()))
         strangers = int(np.sum(got == -1))
         if extra:
-            problems.append(f"expert {e} received tokens {extra}, which were not routed to it")
+            problems.append(_(EXTRA_TOKENS).format(expert=e, tokens=extra))
         if strangers:
-            problems.append(f"expert {e} received {strangers} rows that are no token of x")
+            problems.append(_(STRANGE_ROWS).format(expert=e, count=strangers))
         if missing:
-            problems.append(f"expert {e} never received its routed tokens {missing}")
+            problems.append(_(MISSING_TOKENS).format(expert=e, tokens=missing))
     return problems
 
 

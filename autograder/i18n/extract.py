@@ -1,4 +1,4 @@
-"""Babel extractors for what Babel's python extractor cannot see: grader check titles and the catalog notes.
+"""Babel extractors for what Babel's python extractor cannot see: check titles, catalog notes, question texts.
 
 A check's title is the first paragraph of its test function's docstring
 (:func:`docstring_title`), which Babel's python
@@ -67,3 +67,28 @@ def catalog_notes(
         for field in NOTE_FIELDS:
             if note.get(field):
                 yield line, None, note[field], [f"{field} of the chapter value {entry}"]
+
+
+def question_file(
+    fileobj: IO[bytes], keywords: Mapping[str, Any], comment_tags: Collection[str], options: Mapping[str, Any]
+) -> Iterator[tuple[int, str | None, str, list[str]]]:
+    """Babel extractor for ``autograder/data/predictions.toml``: each question's title and answer form.
+
+    The title (``short``) is the check's title, as :func:`docstring_title`
+    writes it; the answer form (``answer``) appears in the check's messages.
+    The line is that of the question's ``id``.
+    """
+    try:
+        import tomllib  # novermin  (3.11+; tomli stands in below)
+    except ModuleNotFoundError:  # Python 3.10: the same parser, from PyPI
+        import tomli as tomllib
+
+    text = fileobj.read().decode("utf-8")
+    lines = text.splitlines()
+    for question in tomllib.loads(text).get("question", []):
+        ident = question.get("id", "")
+        line = next((n for n, content in enumerate(lines, start=1) if content.strip() == f'id = "{ident}"'), 0)
+        if question.get("short"):
+            yield line, None, docstring_title(question["short"]), [f"Title of the question {ident}"]
+        if question.get("answer"):
+            yield line, None, question["answer"].strip(), [f"The answer form of the question {ident}"]

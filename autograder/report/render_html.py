@@ -15,7 +15,7 @@ import html
 import numpy as np
 
 from autograder import chapter, htmlpage, messages
-from autograder.evidence import WORKED_EXAMPLE, Evidence
+from autograder.evidence import KEY_POSITION, QUERY_POSITION, WORKED_EXAMPLE, Evidence
 from autograder.i18n import N_, _, language
 from autograder.report import failures, render_figures, render_terminal
 from autograder.report.model import CheckResult, GradeReport, StepResult
@@ -30,7 +30,6 @@ WORKED_TEXT = N_(
     "row of weights sums to 1."
 )
 NO_WEIGHTS = N_("No weights came back from your code on the worked example yet, so only the chapter's are shown.")
-QUERY, KEY = N_("query position"), N_("key position")
 NO_REPORT = N_("0 points: this submission could not be graded.")
 CHECKS_COST = N_("Checks it costs: {titles}")
 PICTURE = N_("Heatmaps of expected, yours and their difference for {call}")
@@ -115,13 +114,15 @@ def step_failures(result: StepResult) -> str:
 def worked_example_weights(report: GradeReport) -> np.ndarray | None:
     """The student's attention weights on the worked example, if a check recorded them.
 
-    A check that exhibits them (:data:`WORKED_EXAMPLE`) says so; otherwise a failed
-    check whose expected value is the chapter's weight matrix of the worked example
-    holds the student's weights for exactly those scores.
+    A check that exhibits them (:data:`WORKED_EXAMPLE`) says so, and the last such
+    check wins: the scaling step's ``attention`` on the worked example comes after
+    the softmax step's ``softmax`` of its scores. Otherwise a failed check whose
+    expected value is the chapter's weight matrix of the worked example holds the
+    student's weights for exactly those scores.
     """
     chapter_weights = np.asarray(chapter.value("T72-A"), dtype=float)
     found = [c.evidence for r in report.steps for c in r.checks if c.evidence is not None]
-    for evidence in found:
+    for evidence in reversed(found):
         if evidence.exhibit == WORKED_EXAMPLE:
             return evidence.got
     for evidence in found:
@@ -136,7 +137,9 @@ def _worked_example(report: GradeReport) -> str:
     chapter_weights = chapter.value("T72-A")
     yours = worked_example_weights(report)
     exhibits = [yours] if yours is not None else []
-    png = render_figures.weights_side_by_side(chapter_weights, yours, chapter.tokens(), (_(QUERY), _(KEY)))
+    png = render_figures.weights_side_by_side(
+        chapter_weights, yours, chapter.tokens(), (_(QUERY_POSITION), _(KEY_POSITION))
+    )
     note = "" if exhibits else f"<p>{_e(_(NO_WEIGHTS))}</p>"
     return (
         f'<h2 id="worked-example">{_e(_(WORKED_HEADING))}</h2><p>{_e(_(WORKED_TEXT))}</p>{note}'

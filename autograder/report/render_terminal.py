@@ -29,6 +29,7 @@ HEADINGS = (N_("step"), N_("earned"), N_("points"), N_("checks passed"))
 TOTAL = N_("Total")
 NOTE = N_("Note: {note}")
 ISOLATION = N_("Student code ran with isolation: {isolation}")
+SEED_AND_ISOLATION = N_("{seed}. {isolation}")  # both on the line under the first: one line fewer to read
 TO_FIX = N_("To fix, step by step:")
 TO_START = N_("Not implemented yet (each step's section of {handout} explains it):")
 STEP_TO_START = N_("{title}: {what}")
@@ -122,10 +123,12 @@ def text(report: GradeReport, detail: str = NORMAL) -> str:
     """The report for a terminal at the level of ``detail`` (:data:`QUIET`, :data:`NORMAL` or :data:`VERBOSE`)."""
     head = _(GRADING).format(submission=report.submission) + (_(PUBLIC_ONLY) if report.public_only else "")
     lines = [head]
+    isolation = _(ISOLATION).format(isolation=report.isolation)
     if report.seed is not None:
-        lines.append(_(SEED).format(seed=report.seed))
+        lines.append(_(SEED_AND_ISOLATION).format(seed=_(SEED).format(seed=report.seed), isolation=isolation))
+    else:
+        lines.append(isolation)
     lines += _table(report)
-    footer = _(ISOLATION).format(isolation=report.isolation)
     if detail == QUIET:  # the table only
         return "\n".join(lines)
     if detail == VERBOSE:
@@ -142,4 +145,4 @@ def text(report: GradeReport, detail: str = NORMAL) -> str:
             lines += _step_failures(group, report.submission)
     for note in report.notes:
         lines += textwrap.wrap(_(NOTE).format(note=note), WIDTH, subsequent_indent="  ", break_on_hyphens=False)
-    return "\n".join([*lines, footer])
+    return "\n".join(lines)

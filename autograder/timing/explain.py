@@ -1,5 +1,7 @@
 """What the timing graders tell a student, as constants (the kit's tests import them).
 
+Each is English marked for the catalogs; the graders translate it where it is shown.
+
 The story is the handout's: on a CPU the naive head's slope sits above 2
 because its n x n temporaries are too big for the allocator to reuse, so every
 call page-faults them in again; SDPA never holds the score matrix and stays
@@ -9,14 +11,16 @@ is large, so its slopes stay low over small sizes.
 
 from __future__ import annotations
 
-RUN_COMMAND = (
+from autograder.i18n import N_
+
+RUN_COMMAND = N_(
     "the report of `attnlab timing` (run `attnlab timing <your folder>` in a terminal: it times your timing.py "
     "in the sandbox and writes reports/timing.json and three plots; then grade again)"
 )
-NO_REPORT = "no report"
-BAD_REPORT = "a report that cannot be graded: {problem}"
+NO_REPORT = N_("no report")
+BAD_REPORT = N_("a report that cannot be graded: {problem}")
 
-NAIVE_HIGH = (
+NAIVE_HIGH = N_(
     "; on a CPU the naive head's slope sits a little above 2 (its n x n temporaries are too "
     "big for the allocator to reuse, "
     "so every call page-faults them in again), but not this far: does the timed region hold more than one forward pass "
@@ -24,57 +28,57 @@ NAIVE_HIGH = (
     "pass, pin one thread, and run "
     "`attnlab timing` again on a quiet machine"
 )
-NAIVE_LOW = (
+NAIVE_LOW = N_(
     "; below 2 the n^2 work does not dominate: does the timed region hold the whole forward "
     "pass, Q K^T, the softmax and "
     "the product with V, with the full n x n score matrix, after a warm-up run?"
 )
-SDPA_HIGH = (
+SDPA_HIGH = N_(
     "; SDPA never holds the n x n score matrix, so on a CPU its slope stays near 2; a higher one usually means a busy "
     "machine or something else in the timed region: pin one thread and run `attnlab timing` again"
 )
-SDPA_LOW = (
+SDPA_LOW = N_(
     "; SDPA still does n^2 work, so its slope stays near 2: does time_attention(kind='sdpa') "
     "call torch.nn.functional.scaled_dot_product_attention on all n tokens?"
 )
-CAUSAL_OFF = (
+CAUSAL_OFF = N_(
     "; the causal mask removes half of the scores' use but none of the n x n work and memory "
     "of the naive head, so its slope stays near the plain naive head's"
 )
-RATIO_LOW = (
+RATIO_LOW = N_(
     "; the naive head writes and reads the n x n score matrix (and page-faults it in on a "
     "CPU), SDPA never holds it, so "
     "at the largest n the naive head is several times slower; is time_attention(kind='naive') "
     "timing your naive_attention?"
 )
-NO_CACHE_OFF = (
+NO_CACHE_OFF = N_(
     "; without a cache token t reruns the whole prefix: about t d^2 work for the projections "
     "and t^2 d for attention, so its latency grows about linearly or faster"
 )
-CACHE_OFF = (
+CACHE_OFF = N_(
     "; with a cache each token projects only itself and attends over the cached keys, so its "
     "latency hardly grows with t"
 )
-SPEEDUP_LOW = "; at token 512 a cached step does a few hundredths of the uncached one's work"
-TOKENS_DIFFER = (
+SPEEDUP_LOW = N_("; at token 512 a cached step does a few hundredths of the uncached one's work")
+TOKENS_DIFFER = N_(
     "; the cache must change the speed, never the result: do gpt_step and gpt_forward in "
     "toy_gpt.py give the same logits "
     "(attnlab grade --step toy_gpt checks it), and does time_decoding give gpt_step each new token at its own position?"
 )
-MEMORY_LOW = (
+MEMORY_LOW = N_(
     "; the naive head must hold the whole n x n float32 score matrix, 4 n^2 bytes; less means "
     "the peak was not measured during the pass, or not in bytes"
 )
-MEMORY_SDPA = (
+MEMORY_SDPA = N_(
     "; SDPA computes attention in tiles and never holds the n x n matrix, so its peak stays far below the naive head's"
 )
-NOT_MEASURED_HERE = (
+NOT_MEASURED_HERE = N_(
     "the grading machine cannot measure on {device} (its sandbox has no usable CUDA device), "
     "so the report's times could not be re-measured and compared"
 )
-REMEASURE_OFF = (
+REMEASURE_OFF = N_(
     "; the re-measurement runs your own function on this machine now, so it should land near your report. A report "
     "made on a much faster or slower machine, or edited by hand, does not: run `attnlab "
     "timing` again and submit its report"
 )
-REVIEW_EXPECTED = "nothing that needs a person's review (this check is worth 0 points; it only informs)"
+REVIEW_EXPECTED = N_("nothing that needs a person's review (this check is worth 0 points; it only informs)")

@@ -5,8 +5,9 @@ report is data a student could edit, so it is read with limits (a regular
 file, not a link, at most :data:`MAX_BYTES`), parsed without ``NaN`` or
 ``Infinity``, and validated field by field: exact types (a bool is not a
 number), finite values, units that make sense (seconds, bytes), lengths that
-agree. Any problem raises :class:`ReportError` naming the field; nothing in the
-file is ever executed or echoed at length.
+agree. Any problem raises :class:`ReportError` naming the field, in the active
+language (the report is read where a student's feedback is written); nothing in
+the file is ever executed or echoed at length.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from autograder.i18n import N_, _
 from autograder.text import escape_controls
 from autograder.timing.calibration import SERIES
 
@@ -151,29 +153,35 @@ def load_json(path: Path) -> Any:
     try:
         folder = os.lstat(path.parent)
     except OSError:
-        raise ReportError(f"no {FOLDER}/ folder", missing=True) from None
+        raise ReportError(_("no {folder}/ folder").format(folder=FOLDER), missing=True) from None
     if stat.S_ISLNK(folder.st_mode) or not stat.S_ISDIR(folder.st_mode):
-        raise ReportError(f"{FOLDER}/ is not a plain folder")
+        raise ReportError(_("{folder}/ is not a plain folder").format(folder=FOLDER))
     try:
         info = os.lstat(path)
     except OSError:
-        raise ReportError(f"no file {PATH}", missing=True) from None
+        raise ReportError(_("no file {path}").format(path=PATH), missing=True) from None
     if not stat.S_ISREG(info.st_mode):
-        raise ReportError(f"{PATH} is not a regular file (a link, a folder or a device)")
+        raise ReportError(_("{path} is not a regular file (a link, a folder or a device)").format(path=PATH))
     if info.st_size > MAX_BYTES:
-        raise ReportError(f"{PATH} is {info.st_size} bytes, more than a timing report can be ({MAX_BYTES} bytes)")
+        raise ReportError(
+            _("{path} is {size} bytes, more than a timing report can be ({limit} bytes)").format(
+                path=PATH, size=info.st_size, limit=MAX_BYTES
+            )
+        )
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
         with os.fdopen(fd, "rb") as handle:
             raw = handle.read(MAX_BYTES + 1)
     except OSError as error:
-        raise ReportError(f"{PATH} cannot be read ({error.strerror})") from None
+        raise ReportError(_("{path} cannot be read ({reason})").format(path=PATH, reason=error.strerror)) from None
     if len(raw) > MAX_BYTES:
-        raise ReportError(f"{PATH} is larger than a timing report can be ({MAX_BYTES} bytes)")
+        raise ReportError(
+            _("{path} is larger than a timing report can be ({limit} bytes)").format(path=PATH, limit=MAX_BYTES)
+        )
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
-        raise ReportError(f"{PATH} is not UTF-8 text") from None
+        raise ReportError(_("{path} is not UTF-8 text").format(path=PATH)) from None
     return loads(text)
 
 
@@ -181,77 +189,83 @@ def loads(text: str) -> Any:
     """Parse JSON text that may be hostile: no NaN/Infinity, no huge integers, bounded nesting."""
 
     def refuse(constant: str) -> None:
-        raise ValueError(f"{constant} is not a number a report may hold")
+        raise ValueError(_("{constant} is not a number a report may hold").format(constant=constant))
 
     try:
         return json.loads(text, parse_constant=refuse)
     except RecursionError:
-        raise ReportError(f"{PATH} nests too deeply to be a timing report") from None
+        raise ReportError(_("{path} nests too deeply to be a timing report").format(path=PATH)) from None
     except ValueError as error:  # JSONDecodeError, refused constants, integers too long to convert
-        raise ReportError(f"{PATH} is not valid JSON ({str(error)[:80]})") from None
+        raise ReportError(_("{path} is not valid JSON ({error})").format(path=PATH, error=str(error)[:80])) from None
 
 
 # -- validation -----------------------------------------------------------------
+EXPECTED_GOT = N_("{where}: expected {expected}, got {value}")
+A_FINITE_NUMBER, A_POSITIVE_RATIO = N_("a finite number"), N_("a positive ratio")
+
+
 def _fail(where: str, expected: str, value: Any) -> None:
-    raise ReportError(f"{where}: expected {expected}, got {_kind(value)}")
+    """``expected`` is in the active language already."""
+    raise ReportError(_(EXPECTED_GOT).format(where=where, expected=expected, value=_kind(value)))
 
 
 def _kind(value: Any) -> str:
     if isinstance(value, bool):
-        return f"the boolean {str(value).lower()}"
+        return _("the boolean {value}").format(value=str(value).lower())
     if isinstance(value, (int, float)):
         return (
-            f"the number {value:.6g}"
+            _("the number {value}").format(value=f"{value:.6g}")
             if isinstance(value, float)
-            else ("a huge integer" if abs(value) > 10**15 else f"the number {value}")
+            else (_("a huge integer") if abs(value) > 10**15 else _("the number {value}").format(value=value))
         )
     if isinstance(value, str):
-        return f"a string of {len(value)} characters"
+        return _("a string of {count} characters").format(count=len(value))
     if isinstance(value, list):
-        return f"a list of {len(value)} items"
+        return _("a list of {count} items").format(count=len(value))
     if isinstance(value, dict):
-        return "an object"
+        return _("an object")
     return "null" if value is None else type(value).__name__
 
 
 def _object(value: Any, where: str, keys: tuple[str, ...]) -> dict[str, Any]:
     if not isinstance(value, dict):
-        _fail(where, f"an object with {', '.join(keys)}", value)
+        _fail(where, _("an object with {keys}").format(keys=", ".join(keys)), value)
     missing = [k for k in keys if k not in value]
     if missing:
-        raise ReportError(f"{where}: missing {', '.join(missing)}")
+        raise ReportError(_("{where}: missing {keys}").format(where=where, keys=", ".join(missing)))
     return value
 
 
 def _text(value: Any, where: str) -> str:
     """A string of the report, control characters escaped (it came from the student's folder)."""
     if not isinstance(value, str) or len(value) > MAX_TEXT:
-        _fail(where, f"a string of at most {MAX_TEXT} characters", value)
+        _fail(where, _("a string of at most {limit} characters").format(limit=MAX_TEXT), value)
     return escape_controls(value)
 
 
 def _flag(value: Any, where: str) -> bool:
     if not isinstance(value, bool):
-        _fail(where, "true or false", value)
+        _fail(where, _("true or false"), value)
     return value
 
 
 def _integer(value: Any, where: str, low: int, high: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        _fail(where, f"an integer from {low} to {high}", value)
+        _fail(where, _("an integer from {low} to {high}").format(low=low, high=high), value)
     return value
 
 
 def _number(
-    value: Any, where: str, low: float = -math.inf, high: float = math.inf, what: str = "a finite number"
+    value: Any, where: str, low: float = -math.inf, high: float = math.inf, what: str = A_FINITE_NUMBER
 ) -> float:
+    """``what`` names what was expected: English marked with ``N_``, or already translated."""
     if (
         isinstance(value, bool)
         or not isinstance(value, (int, float))
         or not math.isfinite(value)
         or not low <= value <= high
     ):
-        _fail(where, what, value)
+        _fail(where, _(what), value)
     return float(value)
 
 
@@ -262,15 +276,14 @@ def _list(value: Any, where: str, length: int | None = None, at_least: int = 1) 
         or len(value) < at_least
         or (length is not None and len(value) != length)
     ):
-        size = f"{length}" if length is not None else f"{at_least} to {MAX_ITEMS}"
-        _fail(where, f"a list of {size} items", value)
+        size = f"{length}" if length is not None else _("{low} to {high}").format(low=at_least, high=MAX_ITEMS)
+        _fail(where, _("a list of {count} items").format(count=size), value)
     return value
 
 
 def _seconds(value: Any, where: str) -> float:
-    return _number(
-        value, where, MIN_SECONDS, MAX_SECONDS, f"seconds (a number from {MIN_SECONDS:g} to {MAX_SECONDS:g})"
-    )
+    what = _("seconds (a number from {low} to {high})").format(low=f"{MIN_SECONDS:g}", high=f"{MAX_SECONDS:g}")
+    return _number(value, where, MIN_SECONDS, MAX_SECONDS, what)
 
 
 def _seconds_list(value: Any, where: str, length: int | None = None) -> np.ndarray:
@@ -287,7 +300,7 @@ def _bytes_list(value: Any, where: str, length: int) -> np.ndarray:
 def _sizes(value: Any, where: str, at_least: int) -> np.ndarray:
     ns = [_integer(v, f"{where}[{i}]", 1, 1 << 20) for i, v in enumerate(_list(value, where, at_least=at_least))]
     if any(b <= a for a, b in itertools.pairwise(ns)):
-        raise ReportError(f"{where}: expected sizes in increasing order, got {ns[:12]}")
+        raise ReportError(_(EXPECTED_GOT).format(where=where, expected=_("sizes in increasing order"), value=ns[:12]))
     return np.array(ns, dtype=float)
 
 
@@ -296,10 +309,20 @@ def _environment(value: Any) -> Environment:
     raw = _object(value, "environment", keys)
     fields = {k: _text(raw[k], f"environment.{k}") for k in keys if k != "threads"}
     if fields["dtype"] != "float32":
-        raise ReportError("environment.dtype: expected float32 (the kit measures float32), got a different dtype")
+        raise ReportError(
+            _(EXPECTED_GOT).format(
+                where="environment.dtype",
+                expected=_("float32 (the kit measures float32)"),
+                value=_("a different dtype"),
+            )
+        )
     if not DEVICE.fullmatch(fields["device"]):
         raise ReportError(
-            "environment.device: expected the device measured on, cpu or cuda (cuda:1, ...), got another string"
+            _(EXPECTED_GOT).format(
+                where="environment.device",
+                expected=_("the device measured on, cpu or cuda (cuda:1, ...)"),
+                value=_("another string"),
+            )
         )
     return Environment(threads=_integer(raw["threads"], "environment.threads", 1, 4096), **fields)
 
@@ -310,8 +333,13 @@ def _series(value: Any, name: str, ns: np.ndarray, repeats: int) -> Series:
     kind, causal = _text(raw["kind"], f"{where}.kind"), _flag(raw["causal"], f"{where}.causal")
     if (kind, causal) != SERIES[name]:
         raise ReportError(
-            f"{where}: expected kind {SERIES[name][0]!r} with causal {str(SERIES[name][1]).lower()}, "
-            "got another variant"
+            _(EXPECTED_GOT).format(
+                where=where,
+                expected=_("kind {kind} with causal {causal}").format(
+                    kind=repr(SERIES[name][0]), causal=str(SERIES[name][1]).lower()
+                ),
+                value=_("another variant"),
+            )
         )
     rows = _list(raw["seconds"], f"{where}.seconds", len(ns))
     seconds = tuple(tuple(_seconds_list(row, f"{where}.seconds[{i}]", repeats)) for i, row in enumerate(rows))
@@ -338,7 +366,11 @@ def _attention(value: Any) -> Attention:
     fit = _object(raw["fit"], "attention.fit", ("n_min", "n_max"))
     low, high = (_integer(fit[k], f"attention.fit.{k}", 1, 1 << 20) for k in ("n_min", "n_max"))
     if np.count_nonzero((ns >= low) & (ns <= high)) < 2:
-        raise ReportError("attention.fit: expected a range holding at least two of the sizes")
+        raise ReportError(
+            _("{where}: expected {expected}").format(
+                where="attention.fit", expected=_("a range holding at least two of the sizes")
+            )
+        )
     series_raw = _object(raw["series"], "attention.series", tuple(SERIES))
     series = {name: _series(series_raw[name], name, ns, repeats * rounds) for name in SERIES}
     return Attention(d=d, repeats=repeats, rounds=rounds, ns=ns, fit=(low, high), series=series)
@@ -377,7 +409,11 @@ def _decoding(value: Any) -> Decoding:
     low, high = (_integer(fit[k], f"decoding.fit.{k}", 1, n_tokens) for k in ("t_min", "t_max"))
     block = _integer(raw["block"], "decoding.block", 1, n_tokens)
     if high <= low or (high - low + 1) % block or (high - low + 1) // block < 2:
-        raise ReportError("decoding.fit: expected t_min below t_max, spanning a whole number (at least 2) of blocks")
+        raise ReportError(
+            _("{where}: expected {expected}").format(
+                where="decoding.fit", expected=_("t_min below t_max, spanning a whole number (at least 2) of blocks")
+            )
+        )
     return Decoding(
         n_tokens=n_tokens,
         d_model=_integer(raw["d_model"], "decoding.d_model", 1, 4096),
@@ -388,8 +424,8 @@ def _decoding(value: Any) -> Decoding:
         rounds=_integer(raw["rounds"], "decoding.rounds", 1, 20),
         without_cache=_decode_run(raw["without_cache"], "decoding.without_cache", n_tokens),
         with_cache=_decode_run(raw["with_cache"], "decoding.with_cache", n_tokens),
-        speedup_last=_number(raw["speedup_last"], "decoding.speedup_last", 0, 1e9, "a positive ratio"),
-        speedup_total=_number(raw["speedup_total"], "decoding.speedup_total", 0, 1e9, "a positive ratio"),
+        speedup_last=_number(raw["speedup_last"], "decoding.speedup_last", 0, 1e9, A_POSITIVE_RATIO),
+        speedup_total=_number(raw["speedup_total"], "decoding.speedup_total", 0, 1e9, A_POSITIVE_RATIO),
     )
 
 
@@ -398,7 +434,11 @@ def _memory(value: Any) -> Memory:
     ns = _sizes(raw["ns"], "memory.ns", at_least=1)
     score_bytes = _bytes_list(raw["score_bytes"], "memory.score_bytes", len(ns))
     if not np.array_equal(score_bytes, 4 * ns**2):
-        raise ReportError("memory.score_bytes: expected 4 n^2 bytes (one float32 score matrix) for each n")
+        raise ReportError(
+            _("{where}: expected {expected}").format(
+                where="memory.score_bytes", expected=_("4 n^2 bytes (one float32 score matrix) for each n")
+            )
+        )
     allocated, reserved = {}, {}
     for kind in ("naive", "sdpa"):
         entry = _object(raw[kind], f"memory.{kind}", ("allocated", "reserved"))
@@ -418,15 +458,23 @@ def _memory(value: Any) -> Memory:
 def parse(value: Any) -> TimingReport:
     """Validate a decoded JSON value as a timing report."""
     raw = _object(
-        value, "the report", ("schema", "sweep", "command", "environment", "attention", "decoding", "memory", "notes")
+        value,
+        _("the report"),
+        ("schema", "sweep", "command", "environment", "attention", "decoding", "memory", "notes"),
     )
     if raw["schema"] != SCHEMA:
-        raise ReportError(
-            f"schema: expected {SCHEMA!r} (a report written by this kit's `attnlab timing`), got {_kind(raw['schema'])}"
+        _fail(
+            "schema",
+            _("{schema} (a report written by this kit's `attnlab timing`)").format(schema=repr(SCHEMA)),
+            raw["schema"],
         )
     sweep = _text(raw["sweep"], "sweep")
     if sweep not in ("full", "quick"):
-        raise ReportError("sweep: expected 'full' or 'quick'")
+        raise ReportError(
+            _("{where}: expected {expected}").format(
+                where="sweep", expected=_("{first} or {second}").format(first="'full'", second="'quick'")
+            )
+        )
     notes = tuple(_text(n, f"notes[{i}]") for i, n in enumerate(_list(raw["notes"], "notes", at_least=0)))
     return TimingReport(
         sweep=sweep,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from autograder.checking import Lab, expect_close
+from autograder.checking import Lab, expect_close, with_inputs
 from autograder.diagnose.block import (
     block_variants,
     feed_forward_variants,
@@ -13,8 +13,10 @@ from autograder.diagnose.block import (
     multi_head_variants,
     rms_norm_variants,
 )
+from autograder.i18n import N_, _
 
 pytestmark = pytest.mark.step("block")
+RANDOM_ROWS = N_("{call} with random rows of shape {shape}")
 
 
 def _heads(rng: np.random.Generator, d_model: int, n_heads: int) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
@@ -46,8 +48,14 @@ def test_random_multi_head(lab: Lab, ref, rng: np.random.Generator) -> None:
         X,
         heads,
         W_O,
-        text=f"multi_head(X, heads, W_O) with random X {X.shape}, {n_heads} heads of d_k = "
-        f"{heads[0][0].shape[1]}, d_v = {heads[0][2].shape[1]}, W_O {W_O.shape}",
+        text=_("{call} with random X {shape}, {count} heads of d_k = {d_k}, d_v = {d_v}, W_O {w_o}").format(
+            call="multi_head(X, heads, W_O)",
+            shape=X.shape,
+            count=n_heads,
+            d_k=heads[0][0].shape[1],
+            d_v=heads[0][2].shape[1],
+            w_o=W_O.shape,
+        ),
     )
     expect_close(got, ref.block.multi_head(X, heads, W_O), wrong=multi_head_variants(ref, X, heads, W_O))
 
@@ -57,13 +65,25 @@ def test_random_norms(lab: Lab, ref, rng: np.random.Generator) -> None:
     """LayerNorm and RMSNorm of random rows, default and given eps, compared with the reference"""
     x = _small_rows(rng, (int(rng.integers(1, 4)), int(rng.integers(2, 6)), int(rng.integers(3, 9))))
     eps = float(rng.choice([1e-3, 1e-2]))
-    got = lab.call("layer_norm", x, text=f"layer_norm(x) with random rows of shape {x.shape}, some of small variance")
+    got = lab.call(
+        "layer_norm",
+        x,
+        text=_("{call} with random rows of shape {shape}, some of small variance").format(
+            call="layer_norm(x)", shape=x.shape
+        ),
+    )
     expect_close(got, ref.block.layer_norm(x), wrong=layer_norm_variants(ref, x))
-    got = lab.call("layer_norm", x, eps=eps, text=f"layer_norm(x, eps={eps:g}) with random rows of shape {x.shape}")
+    got = lab.call(
+        "layer_norm", x, eps=eps, text=_(RANDOM_ROWS).format(call=f"layer_norm(x, eps={eps:g})", shape=x.shape)
+    )
     expect_close(got, ref.block.layer_norm(x, eps), wrong=layer_norm_variants(ref, x, eps))
-    got = lab.call("rms_norm", x, text=f"rms_norm(x) with random rows of shape {x.shape}, some small")
+    got = lab.call(
+        "rms_norm",
+        x,
+        text=_("{call} with random rows of shape {shape}, some small").format(call="rms_norm(x)", shape=x.shape),
+    )
     expect_close(got, ref.block.rms_norm(x), wrong=rms_norm_variants(ref, x))
-    got = lab.call("rms_norm", x, eps=eps, text=f"rms_norm(x, eps={eps:g}) with random rows of shape {x.shape}")
+    got = lab.call("rms_norm", x, eps=eps, text=_(RANDOM_ROWS).format(call=f"rms_norm(x, eps={eps:g})", shape=x.shape))
     expect_close(got, ref.block.rms_norm(x, eps), wrong=rms_norm_variants(ref, x, eps))
 
 
@@ -80,7 +100,9 @@ def test_random_feed_forward(lab: Lab, ref, rng: np.random.Generator) -> None:
         b1,
         W2,
         b2,
-        text=f"feed_forward(x, W1, b1, W2, b2) with random x {x.shape}, d_ff = {d_ff}, d_out = {d_out}",
+        text=with_inputs(
+            "feed_forward(x, W1, b1, W2, b2)", f"x {x.shape}, d_ff = {d_ff}, d_out = {d_out}", random=True
+        ),
     )
     expect_close(got, ref.block.feed_forward(x, W1, b1, W2, b2), wrong=feed_forward_variants(ref, x, W1, b1, W2, b2))
 
@@ -106,6 +128,8 @@ def test_random_block(lab: Lab, ref, rng: np.random.Generator) -> None:
     got = lab.call(
         "block",
         *args,
-        text=f"block(X, heads, W_O, W1, b1, W2, b2) with random X {X.shape}, {n_heads} heads, d_ff = {d_ff}",
+        text=_("{call} with random X {shape}, {count} heads, d_ff = {d_ff}").format(
+            call="block(X, heads, W_O, W1, b1, W2, b2)", shape=X.shape, count=n_heads, d_ff=d_ff
+        ),
     )
     expect_close(got, ref.block.block(*args), wrong=block_variants(ref, *args))

@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from autograder.checking import Lab, expect_close
+from autograder.checking import Lab, expect_close, with_inputs
 from autograder.checks.equivariance import expect_gap, expect_no_gap
 from autograder.diagnose.equivariance import permutation_gap_variants, restored_outputs_variants
+from autograder.i18n import _
 
 pytestmark = pytest.mark.step("equivariance")
 
@@ -30,9 +31,15 @@ def _head(rng: np.random.Generator) -> tuple[np.ndarray, ...]:
 def test_random_head_is_equivariant(lab: Lab, ref, rng: np.random.Generator) -> None:
     """A random head and order without positions or mask: outputs restored as the reference's, gap of rounding"""
     X, W_Q, W_K, W_V, perm = _head(rng)
-    where = f"random X {X.shape}, W_V {W_V.shape} and perm {perm.tolist()}"
+    where = _("random X {shape}, W_V {w_v} and perm {perm}").format(shape=X.shape, w_v=W_V.shape, perm=perm.tolist())
     got = lab.call(
-        "restored_outputs", X, W_Q, W_K, W_V, perm, text=f"restored_outputs(X, W_Q, W_K, W_V, perm) with {where}"
+        "restored_outputs",
+        X,
+        W_Q,
+        W_K,
+        W_V,
+        perm,
+        text=with_inputs("restored_outputs(X, W_Q, W_K, W_V, perm)", where),
     )
     outputs = expect_close(
         got,
@@ -40,7 +47,13 @@ def test_random_head_is_equivariant(lab: Lab, ref, rng: np.random.Generator) -> 
         wrong=restored_outputs_variants(ref, X, W_Q, W_K, W_V, perm),
     )
     got = lab.call(
-        "permutation_gap", X, W_Q, W_K, W_V, perm, text=f"permutation_gap(X, W_Q, W_K, W_V, perm) with {where}"
+        "permutation_gap",
+        X,
+        W_Q,
+        W_K,
+        W_V,
+        perm,
+        text=with_inputs("permutation_gap(X, W_Q, W_K, W_V, perm)", where),
     )
     expect_no_gap(got, scale=float(np.abs(outputs).max()), wrong=permutation_gap_variants(ref, X, W_Q, W_K, W_V, perm))
 
@@ -50,7 +63,7 @@ def test_random_positions_and_mask(lab: Lab, ref, rng: np.random.Generator) -> N
     """Random positions by slot, then the causal mask: gaps and restored outputs as the reference's"""
     X, W_Q, W_K, W_V, perm = _head(rng)
     positions = rng.normal(scale=0.5, size=X.shape)
-    where = f"random X {X.shape}, perm {perm.tolist()} and random positions"
+    where = _("random X {shape}, perm {perm} and random positions").format(shape=X.shape, perm=perm.tolist())
     got = lab.call(
         "restored_outputs",
         X,
@@ -59,7 +72,7 @@ def test_random_positions_and_mask(lab: Lab, ref, rng: np.random.Generator) -> N
         W_V,
         perm,
         positions=positions,
-        text=f"restored_outputs(X, W_Q, W_K, W_V, perm, positions=...) with {where}",
+        text=with_inputs("restored_outputs(X, W_Q, W_K, W_V, perm, positions=...)", where),
     )
     expect_close(
         got,
@@ -74,7 +87,7 @@ def test_random_positions_and_mask(lab: Lab, ref, rng: np.random.Generator) -> N
         W_V,
         perm,
         positions=positions,
-        text=f"permutation_gap(X, W_Q, W_K, W_V, perm, positions=...) with {where}",
+        text=with_inputs("permutation_gap(X, W_Q, W_K, W_V, perm, positions=...)", where),
     )
     expect_gap(
         got,
@@ -89,7 +102,10 @@ def test_random_positions_and_mask(lab: Lab, ref, rng: np.random.Generator) -> N
         W_V,
         perm,
         causal=True,
-        text=f"permutation_gap(X, W_Q, W_K, W_V, perm, causal=True) with random X {X.shape} and perm {perm.tolist()}",
+        text=with_inputs(
+            "permutation_gap(X, W_Q, W_K, W_V, perm, causal=True)",
+            _("random X {shape} and perm {perm}").format(shape=X.shape, perm=perm.tolist()),
+        ),
     )
     expect_gap(
         got,

@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from autograder.checking import Lab, expect_close
+from autograder.checking import Lab, expect_close, with_inputs
 from autograder.diagnose.gradients import attention_backward_variants, central_difference_variants
+from autograder.i18n import N_, _
 from autograder.sandbox.probes.gradients import head_loss, smooth_function, smooth_gradient
 
 pytestmark = pytest.mark.step("gradients")
@@ -44,7 +45,9 @@ def test_random_head_against_autograd(lab: Lab, ref, rng: np.random.Generator) -
         K,
         V,
         dO,
-        text=f"attention_backward(Q, K, V, dO) with random Q {Q.shape}, K {K.shape}, V {V.shape}, dO {dO.shape}",
+        text=with_inputs(
+            "attention_backward(Q, K, V, dO)", f"Q {Q.shape}, K {K.shape}, V {V.shape}, dO {dO.shape}", random=True
+        ),
     )
     wrong = attention_backward_variants(ref, Q, K, V, dO)
     for index, (part, expected) in enumerate(zip(got.parts("dQ", "dK", "dV"), _autograd(Q, K, V, dO))):
@@ -61,8 +64,11 @@ def test_random_gradcheck(lab: Lab, rng: np.random.Generator) -> None:
         K,
         V,
         dO,
-        text="central_difference(L, ·) with the default h for L = sum(attention(Q, K, V)[0] * dO), "
-        f"random Q {Q.shape}, K {K.shape}, V {V.shape}",
+        text=_("{call} with the default h for {loss}, random {inputs}").format(
+            call="central_difference(L, ·)",
+            loss="L = sum(attention(Q, K, V)[0] * dO)",
+            inputs=f"Q {Q.shape}, K {K.shape}, V {V.shape}",
+        ),
     )
     for index, (part, expected, point) in enumerate(
         zip(got.parts("dQ", "dK", "dV"), _autograd(Q, K, V, dO), (Q, K, V))
@@ -83,10 +89,13 @@ def test_random_smooth_function(lab: Lab, rng: np.random.Generator) -> None:
         w,
         u,
         h,
-        text=f"central_difference(f, x, h={h:.2g}) with f(x) = sum(sin(x) * w) + (sum(x * u))**2 / 2 and "
-        f"random x of shape {shape}",
+        text=_("{call} with {function} and random x of shape {shape}").format(
+            call=f"central_difference(f, x, h={h:.2g})",
+            function="f(x) = sum(sin(x) * w) + (sum(x * u))**2 / 2",
+            shape=shape,
+        ),
     )
-    grad, _ = got.parts("gradient", "x after the call")
+    grad, _x_after = got.parts("gradient", N_("x after the call"))
     expect_close(
         grad, smooth_gradient(x, w, u), wrong=central_difference_variants(smooth_function(w, u), x, h), atol=1e-5
     )

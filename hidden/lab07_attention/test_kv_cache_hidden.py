@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from autograder.checking import Lab, expect_that
-from autograder.checks.kv_cache import expect_appends, expect_decoded, expect_incremental
+from autograder.checking import Lab, expect_that, with_inputs
+from autograder.checks.kv_cache import AFTERWARDS, APPENDS, DECODE, expect_appends, expect_decoded, expect_incremental
 from autograder.diagnose.kv_cache import decode_variants, incremental_variants, kv_cache_bytes_variants
+from autograder.i18n import _
 from autograder.sandbox.protocol import AsTorch
 
 pytestmark = pytest.mark.step("kv_cache")
@@ -29,10 +30,9 @@ def test_random_appends(lab: Lab, rng: np.random.Generator) -> None:
         [rng.normal(size=(*batch, t, d_k)) for t in sizes],
         [rng.normal(size=(*batch, t, d_v)) for t in sizes],
     )
-    text = (
-        f"KVCache(): append(k, v) of {', '.join(map(str, sizes))} tokens in turn (batch axes "
-        f"{batch}, d_k = {d_k}, d_v = {d_v}), reading len(cache), cache.keys and cache.values after "
-        "each"
+    text = _(APPENDS).format(
+        sizes=", ".join(map(str, sizes)),
+        shapes=_("batch axes {batch}").format(batch=batch) + f", d_k = {d_k}, d_v = {d_v}",
     )
     got = lab.probe("kv_cache_appends", [AsTorch(k) for k in keys], [AsTorch(v) for v in values], text=text)
     expect_appends(got, keys, values)
@@ -56,7 +56,9 @@ def test_random_incremental(lab: Lab, ref, rng: np.random.Generator) -> None:
         AsTorch(W_Q),
         AsTorch(W_K),
         AsTorch(W_V),
-        text=f"incremental_attention(X, W_Q, W_K, W_V) with random X {X.shape}, d_k = {d_k}, d_v = {d_v} (float64)",
+        text=with_inputs(
+            "incremental_attention(X, W_Q, W_K, W_V)", f"X {X.shape}, d_k = {d_k}, d_v = {d_v} (float64)", random=True
+        ),
     )
     expect_incremental(got, *_causal(ref, X, W_Q, W_K, W_V), float64_inputs=True)
 
@@ -72,12 +74,11 @@ def test_random_decode_step(lab: Lab, ref, rng: np.random.Generator) -> None:
         rng.normal(size=(*batch, d_model)),
     )
     W_Q, W_K, W_V = rng.normal(size=(d_model, d_k)), rng.normal(size=(d_model, d_k)), rng.normal(size=(d_model, d_v))
-    text = (
-        f"decode_step(x_t, W_Q, W_K, W_V, cache) with random x_t {x_t.shape} and a KVCache holding "
-        f"keys {K_cached.shape} and values {V_cached.shape}"
+    text = _(DECODE).format(
+        x_t=_("random {inputs}").format(inputs=f"x_t {x_t.shape}"), keys=K_cached.shape, values=V_cached.shape
     )
     got = lab.probe("decode_with_cache", *(AsTorch(a) for a in (K_cached, V_cached, x_t, W_Q, W_K, W_V)), text=text)
-    out_t = got.parts("out_t", "len(cache) afterwards", "cache.keys afterwards", "cache.values afterwards")[0]
+    out_t = got.parts("out_t", *AFTERWARDS)[0]
     q = (x_t @ W_Q)[..., None, :]  # (batch, 1, d_k)
     K, V = (
         np.concatenate([K_cached, (x_t @ W_K)[..., None, :]], axis=-2),
@@ -103,8 +104,8 @@ def test_random_cache_bytes(lab: Lab, ref, rng: np.random.Generator) -> None:
     expect_that(
         got,
         abs(value - expected) <= 0.5,
-        f"{expected:,} bytes",
-        f"{value:,.0f} bytes",
+        _("{bytes} bytes").format(bytes=f"{expected:,}"),
+        _("{bytes} bytes").format(bytes=f"{value:,.0f}"),
         value=np.asarray(value),
         wrong=kv_cache_bytes_variants(expected),
     )

@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from autograder.checking import Lab, expect_close, expect_rounding
-from autograder.checks.weights import expect_head
+from autograder.checking import Lab, expect_close, expect_rounding, with_inputs
+from autograder.checks.weights import WEIGHT_AXES, expect_head
 from autograder.diagnose.mask import causal_mask_variants, masked_attention_variants
+from autograder.i18n import N_, _
 
 pytestmark = pytest.mark.step("mask")
 
@@ -18,8 +19,8 @@ def test_random_sizes(lab: Lab, ref, rng: np.random.Generator) -> None:
     n_q = int(rng.integers(1, 8))
     n_k = n_q + int(rng.integers(1, 6))
     got = lab.call("causal_mask", n_q, n_k, text=f"causal_mask({n_q}, {n_k})")
-    expect_close(got, ref.mask.causal_mask(n_q, n_k), wrong=causal_mask_variants(n_q, n_k))
-    got = lab.call("causal_mask", 0, n_k, text=f"causal_mask(0, {n_k}) (no new queries yet)")
+    expect_close(got, ref.mask.causal_mask(n_q, n_k), wrong=causal_mask_variants(n_q, n_k), **WEIGHT_AXES)
+    got = lab.call("causal_mask", 0, n_k, text=_("{call} (no new queries yet)").format(call=f"causal_mask(0, {n_k})"))
     expect_close(got, np.zeros((0, n_k), dtype=bool))
 
 
@@ -35,7 +36,9 @@ def test_random_causal_heads(lab: Lab, ref, rng: np.random.Generator) -> None:
         Q,
         K,
         V,
-        text=f"attention(Q, K, V, causal_mask({n_q}, {n_k})) with random Q {Q.shape}, K {K.shape}, V {V.shape}",
+        text=with_inputs(
+            f"attention(Q, K, V, causal_mask({n_q}, {n_k}))", f"Q {Q.shape}, K {K.shape}, V {V.shape}", random=True
+        ),
     )
     expect_head(got, ref.scaling.attention(Q, K, V, mask), masked_attention_variants(ref, Q, K, V, mask))
 
@@ -53,10 +56,10 @@ def test_random_prefix_change(lab: Lab, ref, rng: np.random.Generator) -> None:
         W_K,
         W_V,
         x_next,
-        text=f"prefix_change(X, W_Q, W_K, W_V, x_next) with random X ({n}, {d_model})",
+        text=with_inputs("prefix_change(X, W_Q, W_K, W_V, x_next)", f"X ({n}, {d_model})", random=True),
     )
     expect_rounding(
-        got, got.number(), "a change of the outputs at the old positions", scale=float(np.abs(X @ W_V).max())
+        got, got.number(), N_("a change of the outputs at the old positions"), scale=float(np.abs(X @ W_V).max())
     )
     got = lab.call(
         "prefix_change",
@@ -66,7 +69,7 @@ def test_random_prefix_change(lab: Lab, ref, rng: np.random.Generator) -> None:
         W_V,
         x_next,
         causal=False,
-        text=f"prefix_change(..., causal=False) with random X ({n}, {d_model})",
+        text=with_inputs("prefix_change(..., causal=False)", f"X ({n}, {d_model})", random=True),
     )
     expected = ref.mask.prefix_change(X, W_Q, W_K, W_V, x_next, causal=False)
     expect_close(got.with_value(np.asarray(got.number())), expected)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from autograder.checking import COUNT, Lab, as_number, expect_close
+from autograder.checking import COUNT, Lab, as_number, expect_close, with_inputs
 from autograder.checks.moe_router import expect_routed_rows
 from autograder.diagnose.moe_router import (
     affine_expert,
@@ -14,6 +14,7 @@ from autograder.diagnose.moe_router import (
     moe_params_variants,
     route_variants,
 )
+from autograder.i18n import _
 
 pytestmark = pytest.mark.step("moe_router")
 
@@ -29,8 +30,14 @@ def test_random_route(lab: Lab, ref, rng: np.random.Generator) -> None:
     """Random tokens, router and k, compared with the reference; then k = 1 (top-1) and k = n_experts (all)"""
     x, W_r, drawn = _router(rng)
     x = x.reshape(1, *x.shape)  # one batch axis
-    for k, what in ((drawn, ""), (1, " (top-1 routing)"), (W_r.shape[1], " (every expert)")):
-        got = lab.call("route", x, W_r, k, text=f"route(x, W_r, {k}) with random x {x.shape} and W_r {W_r.shape}{what}")
+    for k, what in ((drawn, ""), (1, _(" (top-1 routing)")), (W_r.shape[1], _(" (every expert)"))):
+        got = lab.call(
+            "route",
+            x,
+            W_r,
+            k,
+            text=with_inputs(f"route(x, W_r, {k})", f"x {x.shape}, W_r {W_r.shape}", random=True) + what,
+        )
         expected, wrong = ref.moe_router.route(x, W_r, k), route_variants(ref, x, W_r, k)
         for index, part in enumerate(got.parts("indices", "gates")):
             exact = dict(rtol=0, atol=0) if index == 0 else {}
@@ -51,10 +58,11 @@ def test_random_moe_layer(lab: Lab, ref, rng: np.random.Generator) -> None:
         A,
         b,
         k,
-        text=f"moe_layer(x, W_r, experts, {k}) with random x {x.shape}, {n_experts} affine experts that "
-        "record the rows they receive",
+        text=_("{call} with random x {shape}, {count} affine experts that record the rows they receive").format(
+            call=f"moe_layer(x, W_r, experts, {k})", shape=x.shape, count=n_experts
+        ),
     )
-    output, rows, _ = got.parts("output", "rows", "calls")
+    output, rows, _calls = got.parts("output", "rows", "calls")
     expect_close(
         output, ref.moe_router.moe_layer(x, W_r, experts, k), wrong=moe_layer_variants(ref, x, W_r, experts, k)
     )
@@ -70,7 +78,9 @@ def test_random_load_and_size(lab: Lab, ref, rng: np.random.Generator) -> None:
         "expert_load",
         indices,
         n_experts,
-        text=f"expert_load(indices, {n_experts}) with random indices of shape {indices.shape}",
+        text=_("{call} with random indices of shape {shape}").format(
+            call=f"expert_load(indices, {n_experts})", shape=indices.shape
+        ),
     )
     expect_close(
         got, ref.moe_router.expert_load(indices, n_experts), wrong=expert_load_variants(ref, indices, n_experts)

@@ -7,7 +7,9 @@ import pytest
 
 from autograder.cases.positions import angle_scale, pair_lengths
 from autograder.checking import Lab, expect_close, expect_rounding, rounding_limit
+from autograder.checks.weights import WEIGHT_AXES
 from autograder.diagnose.positions import alibi_bias_variants, alibi_slopes_variants, rope_variants, sinusoidal_variants
+from autograder.i18n import N_, _
 
 pytestmark = pytest.mark.step("positions")
 
@@ -31,7 +33,9 @@ def test_random_rope(lab: Lab, ref, rng: np.random.Generator) -> None:
         x,
         positions,
         base=base,
-        text=f"rope(x, positions, base={base:.1f}) with random x of shape {x.shape} and positions {positions.tolist()}",
+        text=_("{call} with random x of shape {shape} and positions {positions}").format(
+            call=f"rope(x, positions, base={base:.1f})", shape=x.shape, positions=positions.tolist()
+        ),
     )
     expect_close(got, ref.positions.rope(x, positions, base), wrong=rope_variants(ref, x, positions, base))
     q, k, offset = rng.normal(size=d), rng.normal(size=d), int(rng.integers(0, 50))
@@ -42,8 +46,9 @@ def test_random_rope(lab: Lab, ref, rng: np.random.Generator) -> None:
         "rope",
         pairs,
         pair_positions,
-        text=f"rope(x, positions) with a random q at {(starts + offset).tolist()} and k at "
-        f"{starts.tolist()} (d = {d}); raw scores q . k",
+        text=_("{call} with a random q at {q_at} and k at {k_at} (d = {d}); raw scores q . k").format(
+            call="rope(x, positions)", q_at=(starts + offset).tolist(), k_at=starts.tolist(), d=d
+        ),
     )
     rotated = got.array(pairs.shape)
     scores = np.einsum("nd,nd->n", rotated[:4].astype(float), rotated[4:].astype(float))
@@ -51,7 +56,7 @@ def test_random_rope(lab: Lab, ref, rng: np.random.Generator) -> None:
     expect_rounding(
         got,
         float(np.ptp(scores)),
-        "the same score at every start: a spread over the starts",
+        N_("the same score at every start: a spread over the starts"),
         scale=scale,
         value=rotated,
         wrong=rope_variants(ref, pairs, pair_positions),
@@ -68,4 +73,4 @@ def test_random_alibi(lab: Lab, ref, rng: np.random.Generator) -> None:
     expect_close(got, ref.positions.alibi_slopes(n_heads), wrong=alibi_slopes_variants(ref, n_heads))
     n, slope = int(rng.integers(2, 10)), float(rng.uniform(0.01, 2.0))
     got = lab.call("alibi_bias", n, slope, text=f"alibi_bias({n}, {slope:.4f})")
-    expect_close(got, ref.positions.alibi_bias(n, slope), wrong=alibi_bias_variants(ref, n, slope))
+    expect_close(got, ref.positions.alibi_bias(n, slope), wrong=alibi_bias_variants(ref, n, slope), **WEIGHT_AXES)

@@ -5,8 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from autograder import messages
 from autograder.checking import Lab
 from autograder.checks.reference_check import agrees_with_torch, names_a_kernel, reports_known_error
+from autograder.i18n import _
 
 pytestmark = pytest.mark.step("reference_check")
 
@@ -28,9 +30,9 @@ def _head(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray,
 
 
 def _described(Q: np.ndarray, K: np.ndarray, V: np.ndarray, mask: np.ndarray | None) -> str:
-    return f"random float32 Q {Q.shape}, K {K.shape}, V {V.shape} and " + (
-        "no mask" if mask is None else f"a bool mask {mask.shape}"
-    )
+    """The inputs in words, in the active language."""
+    masked = _("no mask") if mask is None else _("a bool mask {shape}").format(shape=mask.shape)
+    return _("random float32 Q {q}, K {k}, V {v} and {mask}").format(q=Q.shape, k=K.shape, v=V.shape, mask=masked)
 
 
 @pytest.mark.points(1)
@@ -48,9 +50,13 @@ def test_random_known_error(lab: Lab, rng: np.random.Generator) -> None:
     entries = rng.choice(shift.size, size=min(2, shift.size), replace=False)  # a largest error and a smaller one
     shift.flat[entries] = rng.uniform(0.05, 2.0) * rng.choice([-1, 1]) * np.array([1.0, -0.5])[: len(entries)]
     where = [list(np.unravel_index(int(i), shift.shape)) for i in entries]
-    added = " and ".join(f"{shift.flat[i]:.4g} at {[int(j) for j in w]}" for i, w in zip(entries, where))
-    text = (
-        f"compare_with_torch(Q, K, V, mask) with {_described(Q, K, V, mask)}, while "
-        f"scaling.attention returns its output plus {added}"
+    added = [
+        _(messages.AT_ENTRY).format(value=f"{shift.flat[i]:.4g}", where=[int(j) for j in w])
+        for i, w in zip(entries, where)
+    ]
+    text = _("{call} with {inputs}, while scaling.attention returns its output plus {shift}").format(
+        call="compare_with_torch(Q, K, V, mask)",
+        inputs=_described(Q, K, V, mask),
+        shift=_("{first} and {second}").format(first=added[0], second=added[1]) if len(added) == 2 else added[0],
     )
     reports_known_error(lab, Q, K, V, mask, shift, text)

@@ -5,10 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from autograder.checking import Lab, expect_close
-from autograder.checks.weights import expect_head
+from autograder.checking import Lab, expect_close, with_inputs
+from autograder.checks.weights import WEIGHT_AXES, expect_head
 from autograder.diagnose.mask import masked_attention_variants
 from autograder.diagnose.scaling import attention_variants, project_variants, scaled_scores_variants
+from autograder.i18n import _
 
 pytestmark = pytest.mark.step("scaling")
 
@@ -28,7 +29,14 @@ def test_random_projection(lab: Lab, ref, rng: np.random.Generator) -> None:
         rng.normal(size=(d_model, d_k)),
         rng.normal(size=(d_model, d_v)),
     )
-    got = lab.call("project", X, W_Q, W_K, W_V, text=f"project(X, W_Q, W_K, W_V) with random X ({n}, {d_model})")
+    got = lab.call(
+        "project",
+        X,
+        W_Q,
+        W_K,
+        W_V,
+        text=with_inputs("project(X, W_Q, W_K, W_V)", f"X ({n}, {d_model})", random=True),
+    )
     wrong = project_variants(ref, X, W_Q, W_K, W_V)
     for index, (part, expected) in enumerate(zip(got.parts("Q", "K", "V"), ref.scaling.project(X, W_Q, W_K, W_V))):
         expect_close(part, expected, wrong={k: v[index] for k, v in wrong.items()})
@@ -37,16 +45,24 @@ def test_random_projection(lab: Lab, ref, rng: np.random.Generator) -> None:
 @pytest.mark.points(1)
 def test_random_scaled_scores(lab: Lab, ref, rng: np.random.Generator) -> None:
     """Random Q and K, compared with the reference"""
-    Q, K, _ = _head(rng, (2,))
-    got = lab.call("scaled_scores", Q, K, text=f"scaled_scores(Q, K) with random Q {Q.shape}, K {K.shape}")
-    expect_close(got, ref.scaling.scaled_scores(Q, K), wrong=scaled_scores_variants(ref, Q, K))
+    Q, K, _V = _head(rng, (2,))
+    got = lab.call(
+        "scaled_scores", Q, K, text=with_inputs("scaled_scores(Q, K)", f"Q {Q.shape}, K {K.shape}", random=True)
+    )
+    expect_close(got, ref.scaling.scaled_scores(Q, K), wrong=scaled_scores_variants(ref, Q, K), **WEIGHT_AXES)
 
 
 @pytest.mark.points(2)
 def test_random_batched_heads(lab: Lab, ref, rng: np.random.Generator) -> None:
     """Random batched heads with d_v != d_k, compared with the reference"""
     Q, K, V = _head(rng, tuple(int(b) for b in rng.integers(1, 4, size=2)))
-    got = lab.call("attention", Q, K, V, text=f"attention(Q, K, V) with random Q {Q.shape}, K {K.shape}, V {V.shape}")
+    got = lab.call(
+        "attention",
+        Q,
+        K,
+        V,
+        text=with_inputs("attention(Q, K, V)", f"Q {Q.shape}, K {K.shape}, V {V.shape}", random=True),
+    )
     expect_head(got, ref.scaling.attention(Q, K, V), attention_variants(ref, Q, K, V))
 
 
@@ -62,7 +78,9 @@ def test_random_mask(lab: Lab, ref, rng: np.random.Generator) -> None:
         K,
         V,
         mask,
-        text=f"attention(Q, K, V, mask) with random Q {Q.shape}, K {K.shape}, V {V.shape} and a random mask",
+        text=_("{call} with random {inputs} and a random mask").format(
+            call="attention(Q, K, V, mask)", inputs=f"Q {Q.shape}, K {K.shape}, V {V.shape}"
+        ),
     )
     expected = ref.scaling.attention(Q, K, V, mask)
     wrong = {**attention_variants(ref, Q, K, V, mask), **masked_attention_variants(ref, Q, K, V, mask)}

@@ -7,8 +7,10 @@ import pytest
 
 from autograder.checking import Lab, expect_close
 from autograder.diagnose.softmax import softmax_variants
+from autograder.i18n import N_, _
 
 pytestmark = pytest.mark.step("softmax")
+RANDOM_X = N_("{call} with random x of shape {shape}")
 
 
 @pytest.mark.points(1)
@@ -16,7 +18,7 @@ def test_random_matrices(lab: Lab, ref, rng: np.random.Generator) -> None:
     """Random score matrices of random shape, compared with the reference"""
     shape = tuple(rng.integers(1, 6, size=rng.integers(1, 4)))
     x = rng.normal(scale=rng.uniform(0.5, 8.0), size=shape)
-    got = lab.call("softmax", x, text=f"softmax(x) with random x of shape {shape}")
+    got = lab.call("softmax", x, text=_(RANDOM_X).format(call="softmax(x)", shape=shape))
     expect_close(got, ref.softmax.softmax(x), wrong=softmax_variants(ref, x))
 
 
@@ -25,7 +27,7 @@ def test_random_axis(lab: Lab, ref, rng: np.random.Generator) -> None:
     """A random axis of a 3-d array, compared with the reference"""
     x = rng.normal(scale=3.0, size=tuple(rng.integers(2, 6, size=3)))
     axis = int(rng.integers(-3, 3))
-    got = lab.call("softmax", x, axis, text=f"softmax(x, axis={axis}) with random x of shape {x.shape}")
+    got = lab.call("softmax", x, axis, text=_(RANDOM_X).format(call=f"softmax(x, axis={axis})", shape=x.shape))
     expect_close(got, ref.softmax.softmax(x, axis=axis), wrong=softmax_variants(ref, x, axis))
 
 
@@ -38,6 +40,8 @@ def test_random_large_and_masked(lab: Lab, ref, rng: np.random.Generator) -> Non
     got = lab.call(
         "softmax",
         x,
-        text=f"softmax(x) with random large scores around {np.nanmax(x[np.isfinite(x)]):.0f} and some -inf",
+        text=_("{call} with random large scores around {value} and some -inf").format(
+            call="softmax(x)", value=f"{np.nanmax(x[np.isfinite(x)]):.0f}"
+        ),
     )
     expect_close(got, ref.softmax.softmax(x), wrong=softmax_variants(ref, x))

@@ -11,6 +11,7 @@ from autograder.cases import toy_gpt as gpt_cases
 from autograder.checking import Lab
 from autograder.checks import toy_gpt as gpt_checks
 from autograder.diagnose import toy_gpt as gpt_mistakes
+from autograder.i18n import _
 
 pytestmark = pytest.mark.step("toy_gpt")
 
@@ -46,7 +47,7 @@ def test_random_forward(lab: Lab, ref, rng: np.random.Generator) -> None:
             tokens,
             expected,
             gpt_mistakes.gpt_forward_variants(ref, weights, tokens),
-            f"fresh weights ({gpt_checks.describe(weights)})",
+            _(gpt_checks.FRESH).format(size=gpt_checks.describe(weights)),
         )
 
 
@@ -63,7 +64,7 @@ def test_random_cached_steps(lab: Lab, ref, rng: np.random.Generator) -> None:
         tokens,
         expected,
         gpt_mistakes.cached_step_variants(ref, weights, tokens),
-        f"fresh weights ({gpt_checks.describe(weights)})",
+        _(gpt_checks.FRESH).format(size=gpt_checks.describe(weights)),
     )
 
 
@@ -71,7 +72,7 @@ def test_random_cached_steps(lab: Lab, ref, rng: np.random.Generator) -> None:
 def test_random_generate(lab: Lab, ref, rng: np.random.Generator) -> None:
     """Greedy generation on fresh weights: the reference's tokens and logits, with the cache and without it"""
     n_prompt, n_new = int(rng.integers(1, 5)), int(rng.integers(5, 9))
-    for _ in range(20):  # a near tie could go either way in float32: draw again
+    for _attempt in range(20):  # a near tie could go either way in float32: draw again
         weights = _model(ref, rng, int(rng.choice([1, 3])), n_prompt + n_new - 1)
         prompt = [int(t) for t in rng.integers(0, len(weights["wte"]), size=n_prompt)]
         if gpt_mistakes.greedy_margin(weights, prompt, n_new) >= SAFE_MARGIN:
@@ -80,5 +81,5 @@ def test_random_generate(lab: Lab, ref, rng: np.random.Generator) -> None:
     expected = (np.asarray(tokens), logits.numpy())
     wrong = gpt_mistakes.generate_variants(ref, weights, prompt, n_new)
     gpt_checks.generate_matches(
-        lab, weights, prompt, n_new, expected, wrong, f"fresh weights ({gpt_checks.describe(weights)})"
+        lab, weights, prompt, n_new, expected, wrong, _(gpt_checks.FRESH).format(size=gpt_checks.describe(weights))
     )

@@ -13,13 +13,19 @@ import pytest
 from autograder import cases, chapter
 from autograder.cases import block as case
 from autograder.checking import Lab, expect_case, expect_close, expect_that
+from autograder.checks.weights import WORKED_AXES, WORKED_ROW
+from autograder.i18n import N_, _
 
 pytestmark = pytest.mark.step("block")
 
 X, HEAD1, HEAD2, W_O, W1, b1, W2, b2 = case.X, case.HEAD1, case.HEAD2, case.W_O, case.W1, case.b1, case.W2, case.b2
 READOUT = case.READOUT
-HEADS = "the chapter's heads [(W_Q, W_K, W_V), (W_Q2, W_K2, W_V2)]"
-ONE_HEAD_WEIGHTS = "multi_head(X, [(W_Q, W_K, R)], I) with R = pinv(X), so V = I and the output is the attention matrix"
+HEADS = N_("{call} with the chapter's heads [(W_Q, W_K, W_V), (W_Q2, W_K2, W_V2)] and {rest}")
+ONE_HEAD = "multi_head(X, [(W_Q, W_K, R)], I)"
+ONE_HEAD_WEIGHTS = N_("{call} with R = pinv(X), so V = I and the output is the attention matrix")
+HEAD2_WEIGHTS = N_("{call} with R = pinv(X), so V = I and the output is the attention matrix of head 2")
+RESIDUAL_TABLE = N_("{call} with x the chapter's residual table (3 x 4)")
+CHANGED = N_("{head}, {change}")  # the one-head read-out with one change to its weights
 
 
 @pytest.mark.points(1)
@@ -30,13 +36,13 @@ def test_head2_weights(lab: Lab) -> None:
         X,
         [(HEAD2[0], HEAD2[1], READOUT)],
         np.eye(3),
-        text=ONE_HEAD_WEIGHTS.replace("W_Q, W_K", "W_Q2, W_K2") + " of head 2",
+        text=_(HEAD2_WEIGHTS).format(call="multi_head(X, [(W_Q2, W_K2, R)], I)"),
     )
-    A2 = expect_close(got, chapter.value("T731-A2"), wrong=cases.wrong("block_head2_weights"))
+    A2 = expect_close(got, chapter.value("T731-A2"), wrong=cases.wrong("block_head2_weights"), **WORKED_AXES)
     expect_that(
         got,
         abs(100 * A2[0, 2] - chapter.value("T731-kedi92")) < 0.01,
-        "92.34% from kedi to içti",
+        _("{share} from kedi to içti").format(share="92.34%"),
         f"{100 * A2[0, 2]:.4g}%",
     )
 
@@ -45,13 +51,17 @@ def test_head2_weights(lab: Lab) -> None:
 def test_concatenation(lab: Lab) -> None:
     """With W_O = I, multi_head returns the concatenation [head 1 | head 2]"""
     got = lab.call(
-        "multi_head", X, [HEAD1, HEAD2], np.eye(4), text=f"multi_head(X, heads, I) with {HEADS} and W_O = I (4 x 4)"
+        "multi_head",
+        X,
+        [HEAD1, HEAD2],
+        np.eye(4),
+        text=_(HEADS).format(call="multi_head(X, heads, I)", rest="W_O = I (4 x 4)"),
     )
     concat = expect_close(got, chapter.value("T732-concat"), wrong=cases.wrong("block_concat"))
     expect_that(
         got,
         abs(concat[0, 0] - chapter.value("T732-07444-07646")[0]) < 1e-4,
-        "0.7444 for kedi's first component",
+        _("{value} for kedi's first component").format(value="0.7444"),
         f"{concat[0, 0]:.6g}",
     )
 
@@ -60,7 +70,11 @@ def test_concatenation(lab: Lab) -> None:
 def test_output_projection(lab: Lab) -> None:
     """Concat times W_O: kedi's 0.7444 becomes 0.7646, and attention adds 0.6438, 0.7139, 0.8310, 0.8310"""
     got = lab.call(
-        "multi_head", X, [HEAD1, HEAD2], W_O, text=f"multi_head(X, heads, W_O) with {HEADS} and the chapter's W_O"
+        "multi_head",
+        X,
+        [HEAD1, HEAD2],
+        W_O,
+        text=_(HEADS).format(call="multi_head(X, heads, W_O)", rest=_("the chapter's {names}").format(names="W_O")),
     )
     out = expect_close(got, chapter.value("T732-WO"), wrong=cases.wrong("block_multi_head"))
     expect_close(got.with_value(out[0, :1]), chapter.value("T732-07444-07646")[1:])
@@ -78,19 +92,24 @@ def test_constant_feature(lab: Lab) -> None:
             X,
             [(HEAD1[0], W_K, READOUT)],
             np.eye(3),
-            text=f"{ONE_HEAD_WEIGHTS}, W_K's row 4 set to {row.tolist()} (key side)",
+            text=_(CHANGED).format(
+                head=_(ONE_HEAD_WEIGHTS).format(call=ONE_HEAD),
+                change=_("W_K's row 4 set to {row} (key side)").format(row=row.tolist()),
+            ),
         )
         A_key = got.array((3, 3))
         change = float(np.max(np.abs(A_key - A)))
         expect_that(
             got,
             change <= 1e-6 + chapter.value("T733-keyside"),
-            "the head-1 attention matrix unchanged (a constant key feature cancels in each row's softmax)",
-            f"a change of {change:.3g}",
+            _("the head-1 attention matrix unchanged (a constant key feature cancels in each row's softmax)"),
+            _("a change of {value}").format(value=f"{change:.3g}"),
             value=A_key,
             wrong=cases.wrong("block_key_side"),
         )
-    V_text = "multi_head(X, [(W_Q, W_K, W_V)], I) minus the same with W_V's row 4 set to 0 (value side)"
+    V_text = _("{call} minus the same with W_V's row 4 set to 0 (value side)").format(
+        call="multi_head(X, [(W_Q, W_K, W_V)], I)"
+    )
     with_row = lab.call("multi_head", X, [HEAD1], np.eye(2), text=V_text)
     without_row = lab.call(
         "multi_head", X, [(HEAD1[0], HEAD1[1], case.with_row4(HEAD1[2], [0.0, 0.0]))], np.eye(2), text=V_text
@@ -104,12 +123,15 @@ def test_constant_feature(lab: Lab) -> None:
         X,
         [(case.with_row4(HEAD1[0], case.CONSTANT_ROW), HEAD1[1], READOUT)],
         np.eye(3),
-        text=f"{ONE_HEAD_WEIGHTS}, W_Q's row 4 set to [0.9, -0.7] (query side)",
+        text=_(CHANGED).format(
+            head=_(ONE_HEAD_WEIGHTS).format(call=ONE_HEAD),
+            change=_("W_Q's row 4 set to {row} (query side)").format(row="[0.9, -0.7]"),
+        ),
     )
-    A_query = expect_case(got, "block_query_side")
+    A_query = expect_case(got, "block_query_side", **WORKED_AXES)
     example = chapter.value("T713-ex4b")
-    expect_close(got.with_value(A_query[2]), example["new_row"])
-    expect_close(got.with_value(A_query[2] - A[2]), example["delta"])
+    expect_close(got.with_value(A_query[2]), example["new_row"], **WORKED_ROW)
+    expect_close(got.with_value(A_query[2] - A[2]), example["delta"], **WORKED_ROW)
     expect_close(got.with_value(np.asarray(np.max(np.abs(A_query - A)))), chapter.value("T733-queryside"))
 
 
@@ -121,7 +143,10 @@ def test_exercise_5(lab: Lab) -> None:
         X,
         [(HEAD1[0] / np.sqrt(3), HEAD1[1] / np.sqrt(3), READOUT)],
         np.eye(3),
-        text=f"{ONE_HEAD_WEIGHTS}, W_Q and W_K divided by sqrt(3)",
+        text=_(CHANGED).format(
+            head=_(ONE_HEAD_WEIGHTS).format(call=ONE_HEAD),
+            change=_("W_Q and W_K divided by {value}").format(value="sqrt(3)"),
+        ),
     )
     weights = got.array((3, 3))
     row = got.with_value(weights[2])
@@ -129,6 +154,7 @@ def test_exercise_5(lab: Lab) -> None:
         row,
         chapter.value("T713-ex5")["keep_div_sqrt2"],
         wrong={k: v[2] for k, v in cases.wrong("block_exercise5").items()},
+        **WORKED_ROW,
     )
 
 
@@ -145,7 +171,10 @@ def test_residual(lab: Lab) -> None:
         b1,
         zeros,
         b2,
-        text=f"block(X, heads, W_O, W1, b1, W2, b2) with {HEADS}, the chapter's W_O, W1, b1 and W2 = 0",
+        text=_(HEADS).format(
+            call="block(X, heads, W_O, W1, b1, W2, b2)", rest=_("the chapter's {names}").format(names="W_O, W1, b1")
+        )
+        + ", W2 = 0",
     )
     expect_close(got, chapter.value("T735-residual"), wrong=cases.wrong("block_residual"))
     got = lab.call(
@@ -157,7 +186,7 @@ def test_residual(lab: Lab) -> None:
         b1,
         zeros,
         np.zeros(4),
-        text=f"block(X, heads, W_O, W1, b1, W2, b2) with {HEADS}, W_O = 0, W2 = 0 and b2 = 0",
+        text=_(HEADS).format(call="block(X, heads, W_O, W1, b1, W2, b2)", rest="W_O = 0, W2 = 0, b2 = 0"),
     )
     out = expect_close(got, X, wrong=cases.wrong("block_pass_through"))
     expect_close(got.with_value(np.linalg.norm(out, axis=-1)), chapter.value("T739-norm-in"))
@@ -166,7 +195,7 @@ def test_residual(lab: Lab) -> None:
 @pytest.mark.points(1.5)
 def test_layer_norm(lab: Lab) -> None:
     """LayerNorm of the residual (population variance, eps = 1e-5): rows of mean 0 and std 0.99998, 0.99998, 0.99983"""
-    got = lab.call("layer_norm", case.RESIDUAL, text="layer_norm(x) with x the chapter's residual table (3 x 4)")
+    got = lab.call("layer_norm", case.RESIDUAL, text=_(RESIDUAL_TABLE).format(call="layer_norm(x)"))
     N = expect_close(got, chapter.value("T735-LN"), wrong=cases.wrong("block_layer_norm"))
     moments = chapter.value("T735-LN-moments")
     expect_close(got.with_value(N.mean(axis=-1)), moments[0])
@@ -184,7 +213,7 @@ def test_layer_norm(lab: Lab) -> None:
 def test_layer_norm_of_tokens(lab: Lab) -> None:
     """LayerNorm of the raw tokens: the single-feature detectors would fire (0.9739), içti's sıvı+eylem would not
     (-0.198)"""
-    got = lab.call("layer_norm", X, text="layer_norm(X) with the three raw token vectors")
+    got = lab.call("layer_norm", X, text=_("{call} with the three raw token vectors").format(call="layer_norm(X)"))
     N = expect_case(got, "block_layer_norm_tokens")
     pre = N @ W1 + b1  # (3, 8) pre-activations
     expect_close(got.with_value(np.array([pre[0, 3], pre[1, 4], pre[2, 5]])), chapter.value("T736-single-raw"))
@@ -195,10 +224,16 @@ def test_layer_norm_of_tokens(lab: Lab) -> None:
 def test_rms_norm(lab: Lab) -> None:
     """rms_norm divides each row by sqrt(mean(x**2) + eps) and subtracts nothing"""
     x = case.RESIDUAL
-    got = lab.call("rms_norm", x, text="rms_norm(x) with x the chapter's residual table (3 x 4)")
+    got = lab.call("rms_norm", x, text=_(RESIDUAL_TABLE).format(call="rms_norm(x)"))
     expect_close(got, x / np.sqrt(np.mean(x**2, axis=-1, keepdims=True) + 1e-5), wrong=cases.wrong("block_rms_norm"))
     x = case.INPUTS["x_small"]
-    got = lab.call("rms_norm", x, text="rms_norm(x) with x of shape (3, 4, 5) whose rows are small (eps matters)")
+    got = lab.call(
+        "rms_norm",
+        x,
+        text=_("{call} with x of shape {shape} whose rows are small (eps matters)").format(
+            call="rms_norm(x)", shape="(3, 4, 5)"
+        ),
+    )
     expect_close(
         got, x / np.sqrt(np.mean(x**2, axis=-1, keepdims=True) + 1e-5), wrong=cases.wrong("block_rms_norm_small")
     )
@@ -214,7 +249,9 @@ def test_detectors(lab: Lab) -> None:
         b1,
         np.eye(8),
         np.zeros(8),
-        text="feed_forward(N, W1, b1, I, 0) with N the chapter's LayerNorm table, so the output is ReLU(N W1 + b1)",
+        text=_("{call} with N the chapter's LayerNorm table, so the output is {output}").format(
+            call="feed_forward(N, W1, b1, I, 0)", output="ReLU(N W1 + b1)"
+        ),
     )
     detectors = expect_close(
         got, chapter.value("T736-detectors").T, wrong=cases.wrong("block_detectors")
@@ -235,7 +272,10 @@ def test_block_output(lab: Lab) -> None:
         b1,
         W2,
         b2,
-        text=f"block(X, heads, W_O, W1, b1, W2, b2) with {HEADS} and the chapter's W_O, W1, b1, W2, b2",
+        text=_(HEADS).format(
+            call="block(X, heads, W_O, W1, b1, W2, b2)",
+            rest=_("the chapter's {names}").format(names="W_O, W1, b1, W2, b2"),
+        ),
     )
     out = expect_close(got, chapter.value("T736-block"), wrong=cases.wrong("block_worked"))
     expect_close(got.with_value(np.linalg.norm(out, axis=-1)), chapter.value("T739-norm-out"))
@@ -243,7 +283,8 @@ def test_block_output(lab: Lab) -> None:
     got = lab.call(
         "block",
         *case.RANDOM_BLOCK,
-        text=f"block(X, heads, W_O, W1, b1, W2, b2) with X of shape {Xb.shape}, three heads of d_k = 3, "
-        "d_v = 2, and nonzero b1, b2",
+        text=_("{call} with X of shape {shape}, three heads of d_k = 3, d_v = 2, and nonzero b1, b2").format(
+            call="block(X, heads, W_O, W1, b1, W2, b2)", shape=Xb.shape
+        ),
     )
     expect_case(got, "block_random")

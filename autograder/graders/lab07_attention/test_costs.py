@@ -8,11 +8,14 @@ import pytest
 from autograder import cases, chapter
 from autograder.cases import costs as table
 from autograder.checking import COUNT, Got, Lab, as_number, describe, expect_case, expect_close
+from autograder.i18n import N_, _
 
 pytestmark = pytest.mark.step("costs")
 
 GPT2_RULE = ("token_embeddings", "position_embeddings", "blocks")
 GPT2_EXACT = (*GPT2_RULE, "attention_biases", "ffn_biases", "layer_norms")
+DERIVED = N_("{what} from {call}")
+A_DICT = N_("a dict with the keys {keys}")
 
 
 def count(lab: Lab, function: str, *args, text: str) -> Got:
@@ -21,17 +24,17 @@ def count(lab: Lab, function: str, *args, text: str) -> Got:
 
 
 def derived(got: Got, what: str, value) -> Got:
-    """A value computed from the student's answers (a ratio, a share), named for messages."""
-    return Got(got.step, f"{what} from {got.call}", np.asarray(value, dtype=float))
+    """A value computed from the student's answers (a ratio, a share), named for messages (``what`` translated)."""
+    return Got(got.step, _(DERIVED).format(what=what, call=got.call), np.asarray(value, dtype=float))
 
 
 def parts_of(lab: Lab, exact: bool, keys: tuple[str, ...]) -> dict[str, Got]:
     """The entries of ``gpt2_small_parts(exact)``, each as a number."""
     got = lab.call("gpt2_small_parts", exact, text=f"gpt2_small_parts(exact={exact})")
     if not isinstance(got.value, dict):
-        got.fail(f"a dict with the keys {', '.join(keys)}", describe(got.value))
+        got.fail(_(A_DICT).format(keys=", ".join(keys)), describe(got.value))
     if sorted(got.value) != sorted(keys):
-        got.fail(f"a dict with the keys {', '.join(keys)}", f"the keys {', '.join(sorted(got.value))}")
+        got.fail(_(A_DICT).format(keys=", ".join(keys)), _("the keys {keys}").format(keys=", ".join(sorted(got.value))))
     return {key: as_number(Got(got.step, f"{got.call} -> {key!r}", got.value[key])) for key in keys}
 
 
@@ -56,16 +59,22 @@ def test_block_params_table(lab: Lab) -> None:
     got = count(lab, "block_params", 4096, 11008, text="block_params(4096, d_ff=11008)")
     expect_case(got, "block_params_11008", **COUNT)
     d, d_kv = 4096, 1024  # Llama 3: 8 key/value heads of 128
-    gqa = count(lab, "attention_params", d, d_kv, text=f"attention_params({d}, d_kv={d_kv}) (grouped-query attention)")
+    gqa = count(
+        lab,
+        "attention_params",
+        d,
+        d_kv,
+        text=_("{call} (grouped-query attention)").format(call=f"attention_params({d}, d_kv={d_kv})"),
+    )
     full = count(lab, "attention_params", d, text=f"attention_params({d})")
     kv_pair = 2 * d * d - (full.value - gqa.value)  # W_K and W_V: 2 d^2 in full attention, less what GQA saves
     expect_close(
-        derived(gqa, "[attention, K and V] / d^2", np.array([gqa.value, kv_pair]) / d**2),
+        derived(gqa, _("[attention, K and V] / d^2"), np.array([gqa.value, kv_pair]) / d**2),
         chapter.value("T7310-llama3-att"),
     )
     key_widths = (np.array([full.value, gqa.value]) - 2 * d * d) / (2 * d)  # W_Q, W_O are d x d; W_K, W_V are d x d_kv
     expect_close(
-        derived(gqa, "the key width per token, full and grouped-query", key_widths), chapter.value("T712-gqa-keys")
+        derived(gqa, _("the key width per token, full and grouped-query"), key_widths), chapter.value("T712-gqa-keys")
     )
 
 
@@ -78,17 +87,28 @@ def test_ffn_widths(lab: Lab) -> None:
         name = f"ffn_params_{d_ff}_{int(gated)}"
         got = count(
             lab, "ffn_params", d, d_ff, gated, text=f"ffn_params({d}, d_ff={d_ff}, gated={gated}) (d_ff = {ratio:g} d)"
-        )
+        )  # code and numbers only: no words to translate
         expect_case(got, name, **COUNT)
         sizes.append(float(got.value))
-    expect_close(derived(got, "each ffn_params(...) / d^2", np.array(sizes) / d**2), chapter.value("T736-ffn-params"))
-    small = count(lab, "ffn_params", 4, text="ffn_params(4) (the default d_ff = 4d)")
+    expect_close(
+        derived(got, _("each {call} / d^2").format(call="ffn_params(...)"), np.array(sizes) / d**2),
+        chapter.value("T736-ffn-params"),
+    )
+    small = count(lab, "ffn_params", 4, text=_("{call} (the default d_ff = 4d)").format(call="ffn_params(4)"))
     expect_close(derived(small, "d_ff = ffn_params / 2d", small.value / 8), chapter.value("T736-dff16"))
-    width = count(lab, "gated_ffn_width", d, text=f"gated_ffn_width({d}) (8/3 d rounded up to a multiple of 256)")
+    width = count(
+        lab,
+        "gated_ffn_width",
+        d,
+        text=_("{call} (8/3 d rounded up to a multiple of 256)").format(call=f"gated_ffn_width({d})"),
+    )
     expect_close(width, chapter.value("T736-11008")[1], **COUNT)
     expect_close(derived(width, "d_ff / d", width.value / d), chapter.value("T736-ffn-ratio")[1])
     exact = count(
-        lab, "gated_ffn_width", 3072, text="gated_ffn_width(3072) (8/3 d = 8192 is already a multiple of 256)"
+        lab,
+        "gated_ffn_width",
+        3072,
+        text=_("{call} (8/3 d = 8192 is already a multiple of 256)").format(call="gated_ffn_width(3072)"),
     )
     expect_close(derived(exact, "d_ff / d", exact.value / 3072), chapter.value("T736-11008")[0])
     gelu, swiglu = sizes[0], sizes[-1]  # 8 d^2 and 10.5 d^2
@@ -97,7 +117,7 @@ def test_ffn_widths(lab: Lab) -> None:
         [100 * (swiglu / gelu - 1), 100 * swiglu / (swiglu + attention.value), 100 * swiglu / (swiglu + 4 * d * d)]
     )
     expect_close(
-        derived(got, "[% more gated FFN weights, % FFN of a Llama 3 block, % FFN with full attention]", shares),
+        derived(got, _("[% more gated FFN weights, % FFN of a Llama 3 block, % FFN with full attention]"), shares),
         [chapter.value("T736-31pct"), chapter.value("T7310-81pct"), chapter.value("T7310-72pct")],
     )
 
@@ -106,17 +126,20 @@ def test_ffn_widths(lab: Lab) -> None:
 def test_qk_params(lab: Lab) -> None:
     """The query-key weights of Llama 2 7B: 1,048,576 per head, 2 d^2 for 32 heads, 32 d^2 unfactored"""
     d, d_k, heads = 4096, 128, 32
-    one = count(lab, "qk_params", d, d_k, text=f"qk_params({d}, {d_k}) (one head's W_Q and W_K)")
-    expect_close(one, chapter.value("T712-llama-qk"), **COUNT)
-    full = count(
-        lab, "qk_params", d, d_k, 1, False, text=f"qk_params({d}, {d_k}, 1, factored=False) (one head's d x d matrix M)"
+    one = count(
+        lab, "qk_params", d, d_k, text=_("{call} (one head's W_Q and W_K)").format(call=f"qk_params({d}, {d_k})")
     )
+    expect_close(one, chapter.value("T712-llama-qk"), **COUNT)
+    matrix_m = _("{call} (one head's d x d matrix M)").format(call=f"qk_params({d}, {d_k}, 1, factored=False)")
+    full = count(lab, "qk_params", d, d_k, 1, False, text=matrix_m)
     expect_close(full, chapter.value("T712-llama-M")[0], **COUNT)
     expect_close(
-        derived(full, "the ratio to qk_params(4096, 128)", full.value / one.value), chapter.value("T712-llama-M")[1]
+        derived(full, _("the ratio to {call}").format(call="qk_params(4096, 128)"), full.value / one.value),
+        chapter.value("T712-llama-M")[1],
     )
     # The chapter prints 33,5M; 2 d^2 = 33,554,432 rounds to 33.6M (a catalog MISMATCH, checked at the correct value).
-    factored = count(lab, "qk_params", d, d_k, heads, text=f"qk_params({d}, {d_k}, {heads}) (all heads, factored)")
+    all_heads = _("{call} (all heads, factored)").format(call=f"qk_params({d}, {d_k}, {heads})")
+    factored = count(lab, "qk_params", d, d_k, heads, text=all_heads)
     expect_close(factored, chapter.value("T712-llama-2d2") * 1e6, **COUNT)
     expect_close(
         derived(factored, "h d_k = qk_params / 2d", factored.value / (2 * d)), chapter.value("T712-llama-heads")
@@ -145,7 +168,7 @@ def test_gpt2_small(lab: Lab) -> None:
         ]
     )
     expect_close(
-        derived(total, "[token embeddings in millions, % in blocks, % in FFNs]", shares),
+        derived(total, _("[token embeddings in millions, % in blocks, % in FFNs]"), shares),
         [chapter.value("T7310-386M"), chapter.value("T7310-68pct"), chapter.value("T7310-46pct")],
     )
 
@@ -163,7 +186,7 @@ def test_gpt2_small_exact(lab: Lab) -> None:
     rule = count(lab, "gpt2_small_params", False, text="gpt2_small_params(exact=False)")
     dropped = exact.value - rule.value
     expect_close(
-        derived(exact, "[exact - rule of thumb, in % of exact]", np.array([dropped, 100 * dropped / exact.value])),
+        derived(exact, _("[exact - rule of thumb, in % of exact]"), np.array([dropped, 100 * dropped / exact.value])),
         [chapter.value("T7310-dropped"), chapter.value("T7310-0098")],
     )
 
@@ -179,15 +202,21 @@ def test_score_memory(lab: Lab) -> None:
         )
         size = count(lab, "score_matrix_gib", n, text=f"score_matrix_gib({n}) (fp16)")
         expect_close(size, gib, wrong=cases.wrong(f"score_gib_{n}"))
-    expect_close(derived(size, "GB per GiB", 2 * entries / 1e9 / size.value), chapter.value("T761-GiB-GB"))
+    expect_close(derived(size, _("GB per GiB"), 2 * entries / 1e9 / size.value), chapter.value("T761-GiB-GB"))
     expect_close(
-        count(lab, "score_entries", 1024, text="score_entries(1024) (one head)"),
+        count(lab, "score_entries", 1024, text=_("{call} (one head)").format(call="score_entries(1024)")),
         chapter.value("T732-scoretensor-1") * 1e6,
         **COUNT,
     )
     # The chapter prints 33,5M; 32 x 1024^2 = 33,554,432 rounds to 33.6M (a catalog MISMATCH, checked at the correct
     # value).
-    heads = count(lab, "score_entries", 1024, 32, text="score_entries(1024, 32) (32 heads)")
+    heads = count(
+        lab,
+        "score_entries",
+        1024,
+        32,
+        text=_("{call} ({count} heads)").format(call="score_entries(1024, 32)", count=32),
+    )
     expect_close(
         heads, chapter.value("T732-scoretensor-32") * 1e6, wrong=cases.wrong("score_entries_32_heads"), **COUNT
     )
@@ -202,13 +231,13 @@ def test_flop_share_and_crossover(lab: Lab) -> None:
         expect_close(got, percent / 100, wrong=cases.wrong(f"flop_share_{d}_{n}"))
         shares[d, n] = got
     square = shares[4096, 4096]  # n = d = 4096: 14% attention, 86% the rest
-    expect_close(derived(square, "100 (1 - share)", 100 * (1 - square.value)), chapter.value("T762-86"))
+    expect_close(derived(square, _("100 (1 - share)"), 100 * (1 - square.value)), chapter.value("T762-86"))
     for d, expected in zip((768, 4096), chapter.value("T762-crossover")):
         got = count(lab, "crossover_length", d, text=f"crossover_length({d})")
         expect_close(got, expected, wrong=cases.wrong(f"crossover_{d}"), **COUNT)
     restated = np.array([got.value, 100 * square.value, 100 * (1 - square.value)])  # 7.10: 24,576; 14%; 86%
     expect_close(
-        derived(got, "[crossover at d = 4096, % attention and % the rest at n = d = 4096]", restated),
+        derived(got, _("[crossover at d = 4096, % attention and % the rest at n = d = 4096]"), restated),
         chapter.value("T762-restated"),
         rtol=0,
         atol=0.5,
@@ -232,8 +261,10 @@ def test_block_flops_and_heads(lab: Lab) -> None:
         expect_close(
             derived(
                 entries,
-                "[params, projection multiply-adds per token, Q K^T and A V multiply-adds per n^2, score "
-                f"entries per n^2] for h = {h}",
+                _(
+                    "[params, projection multiply-adds per token, Q K^T and A V multiply-adds per n^2, score "
+                    "entries per n^2] for h = {h}"
+                ).format(h=h),
                 per_head,
             ),
             [

@@ -8,22 +8,28 @@ import pytest
 from autograder import cases, chapter
 from autograder.cases import equivariance as ecases
 from autograder.checking import Lab, expect_close, expect_that
-from autograder.checks.equivariance import expect_gap, expect_no_gap, gap_of
+from autograder.checks.equivariance import FLOAT64_GAP, expect_gap, expect_no_gap, gap_of
+from autograder.i18n import N_, _
 
 pytestmark = pytest.mark.step("equivariance")
 
 X, W_Q, W_K, W_V = ecases.X, ecases.W_Q, ecases.W_K, ecases.W_V
 PERM, IDENTITY, POSITIONS = ecases.PERM, ecases.IDENTITY, ecases.POSITIONS
-WORKED = f"the worked example reordered to {ecases.ORDER} (perm {PERM.tolist()})"
+WORKED = N_("{call} with the worked example reordered to {order} (perm {perm})")
+WORKED_WITH_PE = N_("{call} with the worked example reordered to {order} (perm {perm}) and {positions}")
 WITH_PE = "positions = 0.3 * sinusoidal_encoding(3, 4)"
+
+
+def _worked(call: str, positions: bool = False) -> str:
+    """How a call on the reordered worked example is described, with the chapter's positions if ``positions``."""
+    template = _(WORKED_WITH_PE if positions else WORKED)
+    return template.format(call=call, order=ecases.ORDER, perm=PERM.tolist(), positions=WITH_PE)
 
 
 @pytest.mark.points(1)
 def test_permuted_outputs_restored(lab: Lab) -> None:
     """Without positions or mask, the outputs on içti kedi sütü, put back in order, are the chapter's A V"""
-    got = lab.call(
-        "restored_outputs", X, W_Q, W_K, W_V, PERM, text=f"restored_outputs(X, W_Q, W_K, W_V, perm) with {WORKED}"
-    )
+    got = lab.call("restored_outputs", X, W_Q, W_K, W_V, PERM, text=_worked("restored_outputs(X, W_Q, W_K, W_V, perm)"))
     restored = expect_close(got, chapter.value("T741-perm-table"), wrong=cases.wrong("eq_perm"))
     original = lab.call(
         "restored_outputs",
@@ -32,7 +38,9 @@ def test_permuted_outputs_restored(lab: Lab) -> None:
         W_K,
         W_V,
         IDENTITY,
-        text="restored_outputs(X, W_Q, W_K, W_V, perm) with perm [0, 1, 2] (the original order)",
+        text=_("{call} with perm [0, 1, 2] (the original order)").format(
+            call="restored_outputs(X, W_Q, W_K, W_V, perm)"
+        ),
     )
     pooled_original, pooled_permuted = original.array((3, 2)).mean(axis=0), restored.mean(axis=0)
     cosine = float(
@@ -41,19 +49,17 @@ def test_permuted_outputs_restored(lab: Lab) -> None:
     expect_that(
         original,
         abs(cosine - chapter.value("T741-cos1")) < 1e-6,
-        "mean-pooled outputs of both orders with cosine 1.0000",
-        f"cosine {cosine:.6f}",
+        _("mean-pooled outputs of both orders with cosine {value}").format(value="1.0000"),
+        _("cosine {value}").format(value=f"{cosine:.6f}"),
     )
 
 
 @pytest.mark.points(1)
 def test_gap_without_positions_is_rounding(lab: Lab) -> None:
     """Without positions or mask, permutation_gap is rounding noise (worked example and the two-token head)"""
-    got = lab.call(
-        "permutation_gap", X, W_Q, W_K, W_V, PERM, text=f"permutation_gap(X, W_Q, W_K, W_V, perm) with {WORKED}"
-    )
+    got = lab.call("permutation_gap", X, W_Q, W_K, W_V, PERM, text=_worked("permutation_gap(X, W_Q, W_K, W_V, perm)"))
     printed = float(chapter.value("T741-perm-maxdiff"))
-    expect_no_gap(got, exact=f"; the chapter's float64 gap is {printed:.2e}", wrong=cases.wrong("eq_gap_plain"))
+    expect_no_gap(got, exact=_(FLOAT64_GAP).format(value=f"{printed:.2e}"), wrong=cases.wrong("eq_gap_plain"))
     Q, K, V = (chapter.inputs(n) for n in ("RU_Q", "RU_K", "RU_V"))
     got = lab.call(
         "permutation_gap",
@@ -62,10 +68,12 @@ def test_gap_without_positions_is_rounding(lab: Lab) -> None:
         K,
         V,
         np.array([1, 0]),
-        text="permutation_gap(I, Q, K, V, perm) with the two-token head Q = [[0, 3], [2, -1]], K = [[3, "
-        "0], [-1, 2]], V = [[3, -3], [1, 3]] and its tokens swapped",
+        text=_("{call} with the two-token head {head} and its tokens swapped").format(
+            call="permutation_gap(I, Q, K, V, perm)",
+            head="Q = [[0, 3], [2, -1]], K = [[3, 0], [-1, 2]], V = [[3, -3], [1, 3]]",
+        ),
     )
-    expect_no_gap(got, exact=f"; the chapter's float64 gap is {float(chapter.value('RU-perm')):.1e}")
+    expect_no_gap(got, exact=_(FLOAT64_GAP).format(value=f"{float(chapter.value('RU-perm')):.1e}"))
 
 
 @pytest.mark.points(2)
@@ -80,7 +88,9 @@ def test_positions_stay_with_the_slot(lab: Lab) -> None:
         W_V,
         IDENTITY,
         positions=POSITIONS,
-        text=f"restored_outputs(X, W_Q, W_K, W_V, perm, positions=...) with the original order and {WITH_PE}",
+        text=_("{call} with the original order and {positions}").format(
+            call="restored_outputs(X, W_Q, W_K, W_V, perm, positions=...)", positions=WITH_PE
+        ),
     )
     expect_close(got, chapter.value("T742-PE-orig"), wrong=cases.wrong("eq_pe_orig"))
     got = lab.call(
@@ -91,7 +101,7 @@ def test_positions_stay_with_the_slot(lab: Lab) -> None:
         W_V,
         PERM,
         positions=POSITIONS,
-        text=f"restored_outputs(X, W_Q, W_K, W_V, perm, positions=...) with {WORKED} and {WITH_PE}",
+        text=_worked("restored_outputs(X, W_Q, W_K, W_V, perm, positions=...)", positions=True),
     )
     expect_close(got, chapter.value("T742-PE-perm"), wrong=cases.wrong("eq_pe_perm"))
 
@@ -107,7 +117,7 @@ def test_gap_with_positions(lab: Lab) -> None:
         W_V,
         PERM,
         positions=POSITIONS,
-        text=f"permutation_gap(X, W_Q, W_K, W_V, perm, positions=...) with {WORKED} and {WITH_PE}",
+        text=_worked("permutation_gap(X, W_Q, W_K, W_V, perm, positions=...)", positions=True),
     )
     expect_gap(got, chapter.value("T742-PE-maxdiff"), wrong=cases.wrong("eq_gap_pe"))
 
@@ -123,13 +133,13 @@ def test_causal_mask_breaks_equivariance(lab: Lab) -> None:
         W_V,
         PERM,
         causal=True,
-        text=f"permutation_gap(X, W_Q, W_K, W_V, perm, causal=True) with {WORKED}",
+        text=_worked("permutation_gap(X, W_Q, W_K, W_V, perm, causal=True)"),
     )
     gap = gap_of(got)
     expect_that(
         got,
         gap > 1e-3,
-        "a gap clearly above 0",
+        _("a gap clearly above 0"),
         f"{gap:.6g}",
         value=np.asarray(gap),
         wrong=cases.wrong("eq_gap_causal"),

@@ -7,22 +7,35 @@ import pytest
 
 from autograder import cases, chapter
 from autograder.cases import gradients as case
-from autograder.checking import Lab, expect_case, expect_close, expect_that
+from autograder.checking import Lab, expect_case, expect_close, expect_that, with_inputs
 from autograder.diagnose.gradients import central_difference_variants
+from autograder.i18n import N_, _
 from autograder.sandbox.probes.gradients import head_loss, smooth_function, smooth_gradient
 
 pytestmark = pytest.mark.step("gradients")
 
 Q, K, V, dO = case.RU_Q, case.RU_K, case.RU_V, case.RU_dO
-HEAD = "with the chapter's two-token head Q = [[0, 3], [2, -1]], K = [[3, 0], [-1, 2]], V = [[3, -3], [1, 3]]"
+HEAD = N_("{call} with the chapter's two-token head {head} and {upstream}")
+TWO_TOKENS = "Q = [[0, 3], [2, -1]], K = [[3, 0], [-1, 2]], V = [[3, -3], [1, 3]]"
+BACKWARD = "attention_backward(Q, K, V, dO)"
+X_AFTER = N_("x after the call")
+GRADCHECK = N_("{call} with the default h for {loss}")  # the numerical gradient of a head's loss
+SMOOTH = "f(x) = sum(sin(x) * w) + (sum(x * u))**2 / 2"
+
+
+def _head(call: str = BACKWARD, upstream: str = "dO = I") -> str:
+    """A call on the chapter's two-token head with the upstream gradient ``upstream``, described."""
+    return _(HEAD).format(call=call, head=TWO_TOKENS, upstream=upstream)
+
+
 GRADCHECK_TOL = 2e-6  # the chapter's tolerance for its gradient check (step 1e-6)
 
 
 @pytest.mark.points(1.5)
 def test_russian_head_dV(lab: Lab) -> None:
     """dV = A^T dO for dO = I, and <dV, V> gives back L = O_00 + O_11 = -1.966576"""
-    got = lab.call("attention_backward", Q, K, V, dO, text=f"attention_backward(Q, K, V, dO) {HEAD} and dO = I")
-    _, _, dV = got.parts("dQ", "dK", "dV")
+    got = lab.call("attention_backward", Q, K, V, dO, text=_head())
+    _dQ, _dK, dV = got.parts("dQ", "dK", "dV")
     grad_V = expect_close(dV, chapter.value("RU-dV"), wrong=cases.wrong("grad_russian", 2))
     loss = np.asarray(np.sum(grad_V * V))  # O = A V is linear in V, so L = <A V, dO> = <V, A^T dO>
     expect_close(
@@ -35,8 +48,8 @@ def test_russian_head_dV(lab: Lab) -> None:
 @pytest.mark.points(1.5)
 def test_russian_head_dQ_dK(lab: Lab) -> None:
     """dQ = dS K / sqrt(2) and dK = dS^T Q / sqrt(2) for dO = I"""
-    got = lab.call("attention_backward", Q, K, V, dO, text=f"attention_backward(Q, K, V, dO) {HEAD} and dO = I")
-    dQ, dK, _ = got.parts("dQ", "dK", "dV")
+    got = lab.call("attention_backward", Q, K, V, dO, text=_head())
+    dQ, dK, _dV = got.parts("dQ", "dK", "dV")
     expect_close(dQ, chapter.value("RU-dQ"), wrong=cases.wrong("grad_russian", 0))
     expect_close(dK, chapter.value("RU-dK"), wrong=cases.wrong("grad_russian", 1))
 
@@ -47,7 +60,7 @@ def test_rectangular_head(lab: Lab) -> None:
     got = lab.call(
         "attention_backward",
         *case.RECTANGULAR,
-        text="attention_backward(Q, K, V, dO) with Q (3, 4), K (5, 4), V (5, 2), dO (3, 2)",
+        text=with_inputs(BACKWARD, "Q (3, 4), K (5, 4), V (5, 2), dO (3, 2)"),
     )
     for index, part in enumerate(got.parts("dQ", "dK", "dV")):
         expect_case(part, "grad_rectangular", index, atol=1e-5)
@@ -65,9 +78,9 @@ def test_value_terms(lab: Lab) -> None:
             K,
             V,
             upstream,
-            text=f"attention_backward(Q, K, V, dO) {HEAD} and dO = {upstream.astype(int).tolist()}",
+            text=_head(upstream=f"dO = {upstream.astype(int).tolist()}"),
         )
-        _, _, dV = got.parts("dQ", "dK", "dV")
+        _dQ, _dK, dV = got.parts("dQ", "dK", "dV")
         grad_V = expect_case(dV, name, 2)
         terms += [grad_V[0] * V[0], grad_V[1] * V[1]]  # A_i0 v_0, A_i1 v_1
     expect_close(dV.with_value(np.array(terms)), chapter.value("RU-terms"))
@@ -83,7 +96,9 @@ def test_single_token(lab: Lab) -> None:
         k,
         v,
         upstream,
-        text="attention_backward(q, k, v, dO) with one token, v = [5, -2], dO = [0.7, -1.3]",
+        text=_("{call} with one token, {inputs}").format(
+            call="attention_backward(q, k, v, dO)", inputs="v = [5, -2], dO = [0.7, -1.3]"
+        ),
     )
     dQ, dK, dV = got.parts("dQ", "dK", "dV")
     single = chapter.value("RU-single")
@@ -105,21 +120,25 @@ def test_central_difference(lab: Lab) -> None:
         w,
         u,
         h,
-        text="central_difference(f, x, h=1e-3) with f(x) = sum(sin(x) * w) + (sum(x * u))**2 / 2 and x of shape (3, 4)",
+        text=_("{call} with {function} and x of shape {shape}").format(
+            call="central_difference(f, x, h=1e-3)", function=SMOOTH, shape="(3, 4)"
+        ),
     )
-    grad, x_after = got.parts("gradient", "x after the call")
+    grad, x_after = got.parts("gradient", X_AFTER)
     expect_close(grad, smooth_gradient(x, w, u), wrong=central_difference_variants(f, x, h), atol=1e-5)
     expect_that(
-        x_after, np.array_equal(x_after.array(x.shape), x), "x unchanged after the call", "x changed by the call"
+        x_after, np.array_equal(x_after.array(x.shape), x), _("x unchanged after the call"), _("x changed by the call")
     )
     got = lab.probe(
         "numerical_gradient",
         x[0],
         w[0],
         u[0],
-        text="central_difference(f, x) with the default h, the same f and x of shape (4,)",
+        text=_("{call} with the default h, the same f and x of shape {shape}").format(
+            call="central_difference(f, x)", shape="(4,)"
+        ),
     )
-    grad, _ = got.parts("gradient", "x after the call")
+    grad, _x_after = got.parts("gradient", X_AFTER)
     expect_close(
         grad,
         smooth_gradient(x[0], w[0], u[0]),
@@ -136,9 +155,9 @@ def test_gradcheck(lab: Lab) -> None:
         K,
         V,
         dO,
-        text=f"central_difference(L, ·) with the default h for L = sum(attention(Q, K, V)[0] * dO), {HEAD}, dO = I",
+        text=_head(_(GRADCHECK).format(call="central_difference(L, ·)", loss="L = sum(attention(Q, K, V)[0] * dO)")),
     )
-    analytic = lab.call("attention_backward", Q, K, V, dO, text=f"attention_backward(Q, K, V, dO) {HEAD} and dO = I")
+    analytic = lab.call("attention_backward", Q, K, V, dO, text=_head())
     names = ("dQ", "dK", "dV")
     for index, (num, ana, entry, wrt) in enumerate(
         zip(numeric.parts(*names), analytic.parts(*names), ("RU-dQ", "RU-dK", "RU-dV"), (Q, K, V))
@@ -149,9 +168,10 @@ def test_gradcheck(lab: Lab) -> None:
         expect_that(
             ana,
             gap <= max(GRADCHECK_TOL, chapter.value("RU-gradcheck")),
-            f"agreement with central_difference within {GRADCHECK_TOL:g} (the chapter's largest gap is "
-            f"{chapter.value('RU-gradcheck'):.1e})",
-            f"a gap of {gap:.3g}",
+            _("agreement with central_difference within {tolerance} (the chapter's largest gap is {gap})").format(
+                tolerance=f"{GRADCHECK_TOL:g}", gap=f"{chapter.value('RU-gradcheck'):.1e}"
+            ),
+            _("a gap of {value}").format(value=f"{gap:.3g}"),
             value=ana.array(),
             wrong=cases.wrong("grad_russian", index),
         )

@@ -5,14 +5,17 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from autograder import cases
+from autograder import cases, messages
 from autograder.cases import core
-from autograder.checking import Lab, expect_case, expect_close, expect_rounding, expect_that
-from autograder.checks.weights import expect_weight_rows
+from autograder.checking import Lab, expect_case, expect_close, expect_rounding, expect_that, with_inputs
+from autograder.checks.weights import WEIGHT_AXES, WORKED_AXES, expect_weight_rows
+from autograder.i18n import N_, _
 
 pytestmark = pytest.mark.step("mask")
 
 MASKED = -1e9  # a fill at or below this (or -inf) is as good as -inf in float64
+OLD_POSITIONS = N_("a change of the outputs at the old positions")
+X_NEXT = N_("{call} with the worked example and x_next = [0.3, 0.3, 0.3, 0.5]")
 
 
 @pytest.mark.points(1)
@@ -20,47 +23,63 @@ def test_causal_pattern(lab: Lab) -> None:
     """causal_mask(4) is True on and below the diagonal"""
     got = lab.call("causal_mask", 4, text="causal_mask(4)")
     mask = got.array((4, 4))
-    expect_that(got, mask.dtype == bool, "a bool array", f"dtype {mask.dtype}")
-    expect_case(got, "causal_4")
+    expect_that(got, mask.dtype == bool, _("a bool array"), _("dtype {dtype}").format(dtype=mask.dtype))
+    expect_case(got, "causal_4", **WEIGHT_AXES)
 
 
 @pytest.mark.points(1)
 def test_causal_offset(lab: Lab) -> None:
     """causal_mask(2, 5) lets the last two positions see every earlier key"""
-    got = lab.call("causal_mask", 2, 5, text="causal_mask(2, 5) (two new queries against five keys)")
-    expect_case(got, "causal_2_5")
+    got = lab.call("causal_mask", 2, 5, text=_("causal_mask(2, 5) (two new queries against five keys)"))
+    expect_case(got, "causal_2_5", **WEIGHT_AXES)
 
 
 @pytest.mark.points(1)
 def test_apply_mask(lab: Lab) -> None:
     """apply_mask puts -inf where the mask is False and keeps the other scores"""
     scores, mask = core.INPUTS["S45"][:2], core.CAUSAL25
-    got = lab.call("apply_mask", scores, mask, text="apply_mask(scores, mask) with scores (2, 5) and causal_mask(2, 5)")
+    got = lab.call(
+        "apply_mask",
+        scores,
+        mask,
+        text=with_inputs("apply_mask(scores, mask)", "scores (2, 5), causal_mask(2, 5)"),
+    )
     out = got.array(scores.shape)
     blocked_ok = bool(np.all(out[~mask] <= MASKED))
     expect_that(
-        got, blocked_ok, "-inf at the masked entries", f"{out[~mask]}", value=out, wrong=cases.wrong("apply_mask_25")
+        got,
+        blocked_ok,
+        _("-inf at the masked entries"),
+        messages.entries(out[~mask]),
+        value=out,
+        wrong=cases.wrong("apply_mask_25"),
     )
     kept = np.where(mask, out, 0.0)
-    expect_close(got.with_value(kept), np.where(mask, scores, 0.0))
+    expect_close(got.with_value(kept), np.where(mask, scores, 0.0), **WEIGHT_AXES)
 
 
 @pytest.mark.points(2)
 def test_masked_worked_example(lab: Lab) -> None:
     """With the causal mask the worked example's weights are lower triangular, rows sum to 1"""
     Q, K, V = core.Q_CH, core.K_CH, core.V_CH
-    got = lab.probe("causal_attention", Q, K, V, text="attention(Q, K, V, causal_mask(3)) with the worked example")
+    got = lab.probe(
+        "causal_attention",
+        Q,
+        K,
+        V,
+        text=_("{call} with the worked example").format(call="attention(Q, K, V, causal_mask(3))"),
+    )
     output, weights = got.parts("output", "weights")
     w = weights.array((3, 3))
     expect_that(
         weights,
         bool(np.all(w[~core.CAUSAL3] == 0.0)),
-        "weights of exactly 0 above the diagonal",
-        f"{w[~core.CAUSAL3]}",
+        _("weights of exactly 0 above the diagonal"),
+        messages.entries(w[~core.CAUSAL3]),
         value=w,
         wrong=cases.wrong("masked_worked", 1),
     )
-    expect_case(weights, "masked_worked", 1)
+    expect_case(weights, "masked_worked", 1, **WORKED_AXES)
     expect_case(output, "masked_worked", 0)
 
 
@@ -72,11 +91,11 @@ def test_masked_with_offset(lab: Lab) -> None:
         core.INPUTS["Q2"],
         core.INPUTS["K5"],
         core.INPUTS["V5"],
-        text="attention(Q, K, V, causal_mask(2, 5)) with Q (2, 4), K (5, 4), V (5, 3)",
+        text=with_inputs("attention(Q, K, V, causal_mask(2, 5))", "Q (2, 4), K (5, 4), V (5, 3)"),
     )
     output, weights = got.parts("output", "weights")
-    expect_weight_rows(weights, wrong=cases.wrong("masked_2_5", 1))
-    expect_case(weights, "masked_2_5", 1)
+    expect_weight_rows(weights, wrong=cases.wrong("masked_2_5", 1), expected=cases.expected("masked_2_5", 1))
+    expect_case(weights, "masked_2_5", 1, **WEIGHT_AXES)
     expect_case(output, "masked_2_5", 0)
 
 
@@ -84,22 +103,32 @@ def test_masked_with_offset(lab: Lab) -> None:
 def test_earlier_outputs_unchanged(lab: Lab) -> None:
     """Appending a token leaves the earlier outputs unchanged under the causal mask"""
     Q6, K6, V6 = core.INPUTS["Q6"], core.INPUTS["K6"], core.INPUTS["V6"]
-    full = lab.probe("causal_attention", Q6, K6, V6, text="attention(Q, K, V, causal_mask(6)) with 6 tokens")
+    full = lab.probe(
+        "causal_attention",
+        Q6,
+        K6,
+        V6,
+        text=_("{call} with {count} tokens").format(call="attention(Q, K, V, causal_mask(6))", count=6),
+    )
     output, _weights = full.parts("output", "weights")
     short = lab.probe(
         "causal_attention",
         Q6[:5],
         K6[:5],
         V6[:5],
-        text="attention(Q, K, V, causal_mask(5)) with the first 5 of those tokens",
+        text=_("{call} with the first {count} of those tokens").format(
+            call="attention(Q, K, V, causal_mask(5))", count=5
+        ),
     )
-    first, _ = short.parts("output", "weights")
+    first, _weights = short.parts("output", "weights")
     earlier = output.array((6, 3))[:5]
     change = float(np.max(np.abs(first.array(earlier.shape) - earlier)))
     expect_rounding(
         first,
         change,
-        "the outputs at the first 5 positions unchanged when a sixth token is appended: a change",
+        _("the outputs at the first {count} positions unchanged when a sixth token is appended: a change").format(
+            count=5
+        ),
         scale=float(np.abs(earlier).max()),
     )
     expect_case(output, "masked_6", 0)
@@ -117,9 +146,9 @@ def test_prefix_change(lab: Lab) -> None:
         W_K,
         W_V,
         x_next,
-        text="prefix_change(X, W_Q, W_K, W_V, x_next) with the worked example and x_next = [0.3, 0.3, 0.3, 0.5]",
+        text=_(X_NEXT).format(call="prefix_change(X, W_Q, W_K, W_V, x_next)"),
     )
-    expect_rounding(got, got.number(), "a change of the outputs at the old positions")
+    expect_rounding(got, got.number(), OLD_POSITIONS)
     got = lab.call(
         "prefix_change",
         X,
@@ -128,7 +157,7 @@ def test_prefix_change(lab: Lab) -> None:
         W_V,
         x_next,
         causal=False,
-        text="prefix_change(..., causal=False) with the worked example and x_next = [0.3, 0.3, 0.3, 0.5]",
+        text=_(X_NEXT).format(call="prefix_change(..., causal=False)"),
     )
     change = got.number()
-    expect_that(got, change > 1e-3, "a change clearly above 0 without the mask", f"{change:.6g}")
+    expect_that(got, change > 1e-3, _("a change clearly above 0 without the mask"), f"{change:.6g}")

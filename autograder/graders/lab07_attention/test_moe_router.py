@@ -5,39 +5,44 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from autograder import cases, chapter
+from autograder import cases, chapter, messages
 from autograder.cases import moe_router as moe
 from autograder.checking import Lab, as_number, expect_case, expect_close, expect_that
 from autograder.checks.moe_router import expect_routed_rows
+from autograder.i18n import N_, _
 
 pytestmark = pytest.mark.step("moe_router")
 
 X, W_r, A, b = (moe.INPUTS[name] for name in ("x", "W_r", "A", "b"))
 N_EXPERTS = moe.N_EXPERTS
-PUBLIC = "with fixed x (6 tokens, d = 4) and W_r (5 experts)"
+PUBLIC = N_("{call} with fixed x (6 tokens, d = 4) and W_r (5 experts)")
+AFFINE = N_("{call} with fixed x (6 tokens, d = 4) and W_r (5 experts) and affine experts")
+RECORDING = N_(
+    "{call} with fixed x (6 tokens, d = 4) and W_r (5 experts) and experts that record the rows they receive"
+)
 EXACT = 0.5  # counts of weights are integers: no tolerance beyond rounding to the integer
 
 
 @pytest.mark.points(1)
 def test_route_indices(lab: Lab) -> None:
     """route(x, W_r, 2) picks each token's two best experts, best first"""
-    got = lab.call("route", X, W_r, 2, text=f"route(x, W_r, 2) {PUBLIC}")
-    indices, _ = got.parts("indices", "gates")
+    got = lab.call("route", X, W_r, 2, text=_(PUBLIC).format(call="route(x, W_r, 2)"))
+    indices, _gates = got.parts("indices", "gates")
     expect_case(indices, "route_public", 0, rtol=0, atol=0)
 
 
 @pytest.mark.points(1.5)
 def test_route_gates(lab: Lab) -> None:
     """The gates are the softmax over the chosen scores: each token's gates sum to 1"""
-    got = lab.call("route", X, W_r, 2, text=f"route(x, W_r, 2) {PUBLIC}")
-    _, gates = got.parts("indices", "gates")
+    got = lab.call("route", X, W_r, 2, text=_(PUBLIC).format(call="route(x, W_r, 2)"))
+    _indices, gates = got.parts("indices", "gates")
     sums = gates.array((6, 2)).sum(axis=-1)
     wrong = cases.wrong("route_public", 1)
     expect_that(
         gates,
         bool(np.allclose(sums, chapter.value("T77-gate"), atol=1e-6)),
-        "gates that sum to 1 for every token",
-        f"sums {np.round(sums, 4)}",
+        _("gates that sum to 1 for every token"),
+        _("sums {values}").format(values=messages.entries(sums)),
         value=gates.value,
         wrong=wrong,
     )
@@ -48,7 +53,13 @@ def test_route_gates(lab: Lab) -> None:
 def test_route_batch_axes(lab: Lab) -> None:
     """route keeps leading batch axes: x (2, 3, 4) with k = 3 gives (2, 3, 3)"""
     got = lab.call(
-        "route", moe.INPUTS["x_batch"], W_r, 3, text="route(x, W_r, 3) with x of shape (2, 3, 4) and 5 experts"
+        "route",
+        moe.INPUTS["x_batch"],
+        W_r,
+        3,
+        text=_("{call} with x of shape {shape} and {count} experts").format(
+            call="route(x, W_r, 3)", shape="(2, 3, 4)", count=5
+        ),
     )
     indices, gates = got.parts("indices", "gates")
     expect_case(indices, "route_batch", 0, rtol=0, atol=0)
@@ -58,9 +69,8 @@ def test_route_batch_axes(lab: Lab) -> None:
 @pytest.mark.points(1)
 def test_route_ties(lab: Lab) -> None:
     """Equal scores are ranked by expert index, lower index first"""
-    text = (
-        "route(x, W_r, 3) with x = I, so the scores are the rows [1, 2, 2, 0, 2], [3, 1, 1, 1, 0], "
-        "[0.5, 0.5, 0.5, 0.5, 0.5] (ties: lower expert index first)"
+    text = _("{call} with x = I, so the scores are the rows {rows} (ties: lower expert index first)").format(
+        call="route(x, W_r, 3)", rows="[1, 2, 2, 0, 2], [3, 1, 1, 1, 0], [0.5, 0.5, 0.5, 0.5, 0.5]"
     )
     got = lab.call("route", moe.TIE_X, moe.TIE_W_r, 3, text=text)
     indices, gates = got.parts("indices", "gates")
@@ -71,10 +81,8 @@ def test_route_ties(lab: Lab) -> None:
 @pytest.mark.points(1.5)
 def test_moe_layer_output(lab: Lab) -> None:
     """moe_layer gives each token the gate-weighted sum of its k experts' outputs"""
-    got = lab.probe(
-        "recorded_moe_layer", X, W_r, A, b, 2, text=f"moe_layer(x, W_r, experts, 2) {PUBLIC} and affine experts"
-    )
-    output, _, _ = got.parts("output", "rows", "calls")
+    got = lab.probe("recorded_moe_layer", X, W_r, A, b, 2, text=_(AFFINE).format(call="moe_layer(x, W_r, experts, 2)"))
+    output, _rows, _calls = got.parts("output", "rows", "calls")
     expect_case(output, "moe_layer_public")
 
 
@@ -88,9 +96,9 @@ def test_moe_layer_calls_only_routed_experts(lab: Lab) -> None:
         A,
         b,
         2,
-        text=f"moe_layer(x, W_r, experts, 2) {PUBLIC} and experts that record the rows they receive",
+        text=_(RECORDING).format(call="moe_layer(x, W_r, experts, 2)"),
     )
-    _, rows, _ = got.parts("output", "rows", "calls")
+    _output, rows, _calls = got.parts("output", "rows", "calls")
     expect_routed_rows(rows, X, cases.expected("route_public", 0), N_EXPERTS)
 
 
@@ -98,15 +106,20 @@ def test_moe_layer_calls_only_routed_experts(lab: Lab) -> None:
 def test_expert_load(lab: Lab) -> None:
     """expert_load gives each expert's share of the (token, slot) pairs; the shares sum to 1"""
     got = lab.call(
-        "expert_load", moe.LOAD_INDICES, 6, text=f"expert_load(indices, 6) with indices {moe.LOAD_INDICES.tolist()}"
+        "expert_load",
+        moe.LOAD_INDICES,
+        6,
+        text=_("{call} with indices {indices}").format(
+            call="expert_load(indices, 6)", indices=moe.LOAD_INDICES.tolist()
+        ),
     )
     load = got.array((6,)).astype(float)
     wrong = cases.wrong("expert_load_public")
     expect_that(
         got,
         abs(load.sum() - 1.0) < 1e-9,
-        "shares that sum to 1",
-        f"shares that sum to {load.sum():.6g}",
+        _("shares that sum to 1"),
+        _("shares that sum to {total}").format(total=f"{load.sum():.6g}"),
         value=load,
         wrong=wrong,
     )
@@ -116,7 +129,9 @@ def test_expert_load(lab: Lab) -> None:
 @pytest.mark.points(1)
 def test_moe_params(lab: Lab) -> None:
     """moe_params(4096, 32, 8, 2) gives 36.5e9 total and 10.7e9 active; one expert gives the dense 6.4e9"""
-    got = lab.call("moe_params", 4096, 32, 8, 2, text="moe_params(4096, 32, 8, 2) (8 experts, top-2)")
+    got = lab.call(
+        "moe_params", 4096, 32, 8, 2, text=_("{call} (8 experts, top-2)").format(call="moe_params(4096, 32, 8, 2)")
+    )
     total, active = (as_number(part) for part in got.parts("total", "active"))
     expect_close(
         total, chapter.value("T77-total") * 1e9, wrong=cases.wrong("moe_params_mixtral", 0), rtol=0, atol=EXACT
@@ -124,7 +139,14 @@ def test_moe_params(lab: Lab) -> None:
     expect_close(
         active, chapter.value("T77-active") * 1e9, wrong=cases.wrong("moe_params_mixtral", 1), rtol=0, atol=EXACT
     )
-    got = lab.call("moe_params", 4096, 32, 1, 1, text="moe_params(4096, 32, 1, 1) (a dense model: one expert)")
+    got = lab.call(
+        "moe_params",
+        4096,
+        32,
+        1,
+        1,
+        text=_("{call} (a dense model: one expert)").format(call="moe_params(4096, 32, 1, 1)"),
+    )
     for index, part in enumerate(got.parts("total", "active")):
         expect_close(
             as_number(part),

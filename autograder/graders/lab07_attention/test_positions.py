@@ -8,24 +8,30 @@ import pytest
 from autograder import cases, chapter
 from autograder.cases import positions as pcases
 from autograder.checking import Lab, expect_case, expect_close, expect_rounding, expect_that
+from autograder.checks.weights import WEIGHT_AXES
+from autograder.i18n import N_, _
 
 pytestmark = pytest.mark.step("positions")
+
+TABLE_AXES = {"axes": (N_("position"), N_("feature"))}  # a table of positions: one row per position
+ROW_LENGTHS = N_("{call}, the length of each row")
+AT_POSITIONS = N_("{call} with x of shape {shape} and positions {positions}")
 
 
 @pytest.mark.points(1)
 def test_table_d4(lab: Lab) -> None:
     """sinusoidal_encoding(3, 4) is the chapter's table: sin p, cos p, sin p/100, cos p/100"""
     got = lab.call("sinusoidal_encoding", 3, 4, text="sinusoidal_encoding(3, 4)")
-    expect_close(got, chapter.value("T742-PE-d4"), wrong=cases.wrong("pe_3_4"))
+    expect_close(got, chapter.value("T742-PE-d4"), wrong=cases.wrong("pe_3_4"), **TABLE_AXES)
 
 
 @pytest.mark.points(1)
 def test_tables_other_widths_and_base(lab: Lab) -> None:
     """Wider tables interleave sin and cos pair by pair, and the base argument is used"""
     got = lab.call("sinusoidal_encoding", 20, 16, text="sinusoidal_encoding(20, 16)")
-    expect_case(got, "pe_20_16")
+    expect_case(got, "pe_20_16", **TABLE_AXES)
     got = lab.call("sinusoidal_encoding", 5, 6, base=100.0, text="sinusoidal_encoding(5, 6, base=100.0)")
-    expect_case(got, "pe_5_6_base100")
+    expect_case(got, "pe_5_6_base100", **TABLE_AXES)
 
 
 @pytest.mark.points(2)
@@ -36,8 +42,11 @@ def test_dot_products_depend_on_offset_only(lab: Lab) -> None:
         "sinusoidal_encoding",
         pcases.DOT_ROWS,
         pcases.DOT_WIDTH,
-        text=f"sinusoidal_encoding({pcases.DOT_ROWS}, {pcases.DOT_WIDTH}), PE_p . PE_(p+k) for p = "
-        f"0..{pcases.DOT_STARTS - 1} and k = {offsets}",
+        text=_("{call}, PE_p . PE_(p+k) for p = {starts} and k = {offsets}").format(
+            call=f"sinusoidal_encoding({pcases.DOT_ROWS}, {pcases.DOT_WIDTH})",
+            starts=f"0..{pcases.DOT_STARTS - 1}",
+            offsets=offsets,
+        ),
     )
     table = got.array((pcases.DOT_ROWS, pcases.DOT_WIDTH))
     dots = pcases.dot_products(table)  # (offsets, starts)
@@ -47,9 +56,9 @@ def test_dot_products_depend_on_offset_only(lab: Lab) -> None:
     expect_rounding(
         got,
         float(spread[worst]),
-        f"the same product for every p: a spread over p at k = {pcases.DOT_OFFSETS[worst]}",
+        _("the same product for every p: a spread over p at k = {k}").format(k=pcases.DOT_OFFSETS[worst]),
         scale=pcases.angle_scale(pcases.DOT_ROWS, pcases.DOT_WIDTH),
-        exact=f"; the chapter's float64 table has at most {printed:.1e}",
+        exact=_("; the chapter's float64 table has at most {value}").format(value=f"{printed:.1e}"),
         value=means,
         wrong=cases.wrong("pe_dots_64"),
     )
@@ -59,8 +68,8 @@ def test_dot_products_depend_on_offset_only(lab: Lab) -> None:
     expect_that(
         got,
         bool(k32 > k16),
-        f"a larger mean at k = 32 than at k = 16 ({at_32:.6f} > {at_16:.6f})",
-        f"{k32:.6f} and {k16:.6f}",
+        _("a larger mean at k = 32 than at k = 16 ({values})").format(values=f"{at_32:.6f} > {at_16:.6f}"),
+        _("{first} and {second}").format(first=f"{k32:.6f}", second=f"{k16:.6f}"),
     )
 
 
@@ -71,7 +80,7 @@ def test_every_vector_has_length_sqrt_half_d(lab: Lab) -> None:
         "sinusoidal_encoding",
         pcases.DOT_STARTS,
         pcases.DOT_WIDTH,
-        text=f"sinusoidal_encoding({pcases.DOT_STARTS}, {pcases.DOT_WIDTH}), the length of each row",
+        text=_(ROW_LENGTHS).format(call=f"sinusoidal_encoding({pcases.DOT_STARTS}, {pcases.DOT_WIDTH})"),
     )
     norms = pcases.row_norms(got.array((pcases.DOT_STARTS, pcases.DOT_WIDTH)))
     expect_close(
@@ -84,8 +93,9 @@ def test_every_vector_has_length_sqrt_half_d(lab: Lab) -> None:
         "sinusoidal_encoding",
         1024,
         768,
-        text=f"sinusoidal_encoding(1024, 768) ({entries:,} numbers, the size of GPT-2's learned table), "
-        "the length of each row",
+        text=_("{call} ({count} numbers, the size of GPT-2's learned table), the length of each row").format(
+            call="sinusoidal_encoding(1024, 768)", count=f"{entries:,}"
+        ),
     )
     table = got.array((1024, 768))
     expect_close(got.with_value(pcases.row_norms(table)), np.full(1024, np.sqrt(768 / 2)))
@@ -98,18 +108,27 @@ def test_rope_values(lab: Lab) -> None:
         "rope",
         np.array([[1.0, 0.0], [1.0, 0.0]]),
         np.array([1, 2]),
-        text="rope(x, positions) with x = [[1, 0], [1, 0]] at positions [1, 2] (d = 2: one pair, angles 1 and 2)",
+        text=_("{call} with x = [[1, 0], [1, 0]] at positions [1, 2] (d = 2: one pair, angles 1 and 2)").format(
+            call="rope(x, positions)"
+        ),
     )
     expect_case(got, "rope_unit")
     x = pcases.INPUTS["x48"]
-    got = lab.call("rope", x, np.arange(4), text="rope(x, positions) with x of shape (4, 8) and positions [0, 1, 2, 3]")
+    got = lab.call(
+        "rope",
+        x,
+        np.arange(4),
+        text=_(AT_POSITIONS).format(call="rope(x, positions)", shape="(4, 8)", positions="[0, 1, 2, 3]"),
+    )
     expect_case(got, "rope_4_8")
     x = pcases.INPUTS["x258"]
     got = lab.call(
         "rope",
         x,
         np.arange(3, 8),
-        text="rope(x, positions) with x of shape (2, 5, 8) (a batch axis) and positions [3, 4, 5, 6, 7]",
+        text=_("{call} with x of shape {shape} (a batch axis) and positions {positions}").format(
+            call="rope(x, positions)", shape="(2, 5, 8)", positions="[3, 4, 5, 6, 7]"
+        ),
     )
     expect_case(got, "rope_batch")
     x = pcases.INPUTS["x36"]
@@ -118,7 +137,7 @@ def test_rope_values(lab: Lab) -> None:
         x,
         np.array([0, 5, 40]),
         base=100.0,
-        text="rope(x, positions, base=100.0) with x of shape (3, 6) and positions [0, 5, 40]",
+        text=_(AT_POSITIONS).format(call="rope(x, positions, base=100.0)", shape="(3, 6)", positions="[0, 5, 40]"),
     )
     expect_case(got, "rope_base100")
 
@@ -131,7 +150,9 @@ def test_rope_keeps_lengths(lab: Lab) -> None:
         "rope",
         x,
         positions,
-        text=f"rope(x, positions) with x of shape {x.shape} and positions {positions.tolist()}, the length of each row",
+        text=_(ROW_LENGTHS).format(
+            call=_(AT_POSITIONS).format(call="rope(x, positions)", shape=x.shape, positions=positions.tolist())
+        ),
     )
     rotated = got.array(x.shape)
     expect_close(got.with_value(pcases.row_norms(rotated)), pcases.row_norms(x), wrong=cases.wrong("rope_norms"))
@@ -146,8 +167,9 @@ def test_rope_score_depends_on_offset_only(lab: Lab) -> None:
         "rope",
         pcases.ROPE_PAIR_X,
         pcases.ROPE_PAIR_POSITIONS,
-        text=f"rope(x, positions) with a fixed q and k (d = 64): k at m = {starts}, q at m + "
-        f"{{{shifts}}}; raw scores q . k",
+        text=_("{call} with a fixed q and k (d = 64): k at m = {starts}, q at m + {shifts}; raw scores q . k").format(
+            call="rope(x, positions)", starts=starts, shifts=f"{{{shifts}}}"
+        ),
     )
     rotated = got.array(pcases.ROPE_PAIR_X.shape)
     scores = pcases.pair_scores(rotated)  # (starts, shifts)
@@ -156,13 +178,15 @@ def test_rope_score_depends_on_offset_only(lab: Lab) -> None:
     expect_rounding(
         got,
         float(spread[worst]),
-        f"the same score at every start: a spread over the starts at offset {pcases.ROPE_SHIFTS[worst]}",
+        _("the same score at every start: a spread over the starts at offset {offset}").format(
+            offset=pcases.ROPE_SHIFTS[worst]
+        ),
         scale=pcases.angle_scale(
             pcases.ROPE_PAIR_POSITIONS.max(),
             len(pcases.ROPE_Q),
             pair_sizes=pcases.pair_lengths(pcases.ROPE_Q, pcases.ROPE_K),
         ),
-        exact="; float64 gives about 1e-13",
+        exact=_("; float64 gives about {value}").format(value="1e-13"),
         value=scores,
         wrong=cases.wrong("rope_scores"),
     )
@@ -188,7 +212,7 @@ def test_alibi_slopes(lab: Lab) -> None:
 def test_alibi_bias(lab: Lab) -> None:
     """alibi_bias(6, 0.5) is the chapter's matrix: -0.5 (i - j) on and below the diagonal, -inf above"""
     got = lab.call("alibi_bias", 6, 0.5, text="alibi_bias(6, 0.5)")
-    bias = expect_close(got, chapter.value("T746-alibi"), wrong=cases.wrong("alibi_6"))
+    bias = expect_close(got, chapter.value("T746-alibi"), wrong=cases.wrong("alibi_6"), **WEIGHT_AXES)
     row = bias[2]  # the third token: its key two tokens back has penalty 1, so its weight is divided by e
     penalty_and_factor = np.array([-row[0], np.exp(row[2] - row[0])])
     expect_close(got.with_value(penalty_and_factor), chapter.value("T746-e"))
@@ -196,7 +220,7 @@ def test_alibi_bias(lab: Lab) -> None:
         "alibi_bias",
         257,
         1 / 256,
-        text="alibi_bias(257, 1/256), the penalty of the last token against each earlier key",
+        text=_("{call}, the penalty of the last token against each earlier key").format(call="alibi_bias(257, 1/256)"),
     )
     penalties = -got.array((257, 257))[256, ::-1]  # by distance 0 .. 256
     reached = np.flatnonzero(penalties >= 1 - 1e-6)
@@ -205,6 +229,8 @@ def test_alibi_bias(lab: Lab) -> None:
     expect_that(
         got,
         distance == needed,
-        f"a penalty of 1 first at distance {needed}",
-        f"first at distance {distance}" if distance is not None else "no penalty of 1 within 256 tokens",
+        _("a penalty of 1 first at distance {distance}").format(distance=needed),
+        _("first at distance {distance}").format(distance=distance)
+        if distance is not None
+        else _("no penalty of 1 within {count} tokens").format(count=256),
     )

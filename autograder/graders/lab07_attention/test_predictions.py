@@ -12,43 +12,76 @@ expected, and neither reveals the value.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 
 from autograder import predictions
 from autograder.checking import Lab
-from autograder.i18n import N_
+from autograder.i18n import N_, _
 from autograder.predictions import AnswerFormError, Question
+from autograder.sandbox.probes import predictions as probe
 
 pytestmark = pytest.mark.step("predictions")
 NO_PREDICTION = N_("no predictions yet (PREDICTIONS in predictions.py)")
 
-SEE_SECTION = "the value the reference computes (section '{title}' shows why)"
+SEE_SECTION = N_("{value}, the value the reference computes (section '{title}' shows why)")
+
+
+def _why(reply: dict[str, Any]) -> str:
+    """What the probe found instead of an answer, in the active language.
+
+    The reply comes from the sandboxed child: its reason code and fields are
+    used only when they fit one of the probe's sentences, else its English words are shown.
+    """
+    why, fields = reply.get("why"), reply.get("fields")
+    if why in probe.WHY and isinstance(fields, dict):
+        try:
+            return _(probe.WHY[why]).format(**{str(k): str(v)[:80] for k, v in fields.items()})
+        except (KeyError, IndexError, ValueError):
+            pass
+    return str(reply.get("detail"))[:300]
+
+
+def _keys(reply: dict[str, Any]) -> str:
+    """The keys PREDICTIONS has, as the probe listed them, in the active language."""
+    keys = reply.get("keys")
+    if not isinstance(keys, list) or not all(isinstance(k, list) and len(k) == 2 for k in keys):
+        return str(reply.get("detail"))[:300]
+    shown = [str(text)[:50] if text else _(probe.KEY_OF_TYPE).format(type=str(kind)[:50]) for text, kind in keys]
+    return ", ".join(shown) or _(probe.NO_KEYS)
 
 
 def check_prediction(lab: Lab, question: Question) -> None:
     """Grade ``PREDICTIONS[question.id]`` of the submission."""
-    got = lab.probe("prediction", question.id, text=f'PREDICTIONS["{question.id}"] in predictions.py')
+    got = lab.probe(
+        "prediction", question.id, text=_("{entry} in predictions.py").format(entry=f'PREDICTIONS["{question.id}"]')
+    )
     reply = got.value
-    status, answer, detail = reply["status"], reply["value"], reply["detail"]
+    status, answer = reply["status"], reply["value"]
+    form = _(question.answer)
     if status == "no_dict":
-        got.fail("a dict PREDICTIONS with one entry per question", detail)
+        got.fail(_("a dict PREDICTIONS with one entry per question"), _why(reply))
     if status == "missing":
         got.fail(
-            f'an entry "{question.id}" in PREDICTIONS (keep every key of the stub)',
-            f"no such entry (the keys are: {detail})",
+            _('an entry "{id}" in PREDICTIONS (keep every key of the stub)').format(id=question.id),
+            _("no such entry (the keys are: {keys})").format(keys=_keys(reply)),
         )
     if status == "not_plain":
-        got.fail(f"your prediction as a plain literal ({question.answer})", detail)
+        got.fail(_("your prediction as a plain literal ({form})").format(form=form), _why(reply))
     if answer is None:
-        got.fail(f"your prediction ({question.answer})", "None (no prediction yet)", not_started=NO_PREDICTION)
+        got.fail(
+            _("your prediction ({form})").format(form=form),
+            _("None (no prediction yet)"),
+            not_started=NO_PREDICTION,
+        )
     try:
         answer = predictions.normalise(question, answer)
     except AnswerFormError as error:
-        got.fail(question.answer, str(error))
+        got.fail(form, str(error))
     expected = predictions.expected(question)
     if not predictions.agrees(question, answer, expected):
-        shown = f"{predictions.show(question, expected)}, {SEE_SECTION.format(title=question.section_title)}"
+        shown = _(SEE_SECTION).format(value=predictions.show(question, expected), title=_(question.section_title))
         got.fail(shown, predictions.show(question, answer), predictions.diagnose(question, answer))
 
 

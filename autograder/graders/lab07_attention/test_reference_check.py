@@ -12,8 +12,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from autograder.checking import Lab
+from autograder import messages
+from autograder.checking import Lab, with_inputs
 from autograder.checks.reference_check import agrees_with_torch, names_a_kernel, reports_known_error
+from autograder.i18n import N_, _
 
 pytestmark = pytest.mark.step("reference_check")
 
@@ -34,11 +36,12 @@ def _inputs() -> dict[str, tuple]:
 
 
 INPUTS = _inputs()
-DESCRIBE = {
-    "2d": "Q (5, 4), K (7, 4), V (7, 3) in float32, no mask",
-    "4d": "Q, K, V of shape (2, 3, 6, 8) in float32, no mask",
-    "causal_4d": "Q, K, V of shape (2, 2, 5, 4) in float32 and causal_mask(5)",
-    "causal_offset": "Q (3, 2, 4), K (3, 6, 4), V (3, 6, 5) in float32 and causal_mask(2, 6)",
+SHIFTED = N_("{call} with {inputs}, while scaling.attention returns its output plus {shift}")
+DESCRIBE = {  # the inputs in words, translated where they are shown
+    "2d": N_("Q (5, 4), K (7, 4), V (7, 3) in float32, no mask"),
+    "4d": N_("Q, K, V of shape (2, 3, 6, 8) in float32, no mask"),
+    "causal_4d": N_("Q, K, V of shape (2, 2, 5, 4) in float32 and causal_mask(5)"),
+    "causal_offset": N_("Q (3, 2, 4), K (3, 6, 4), V (3, 6, 5) in float32 and causal_mask(2, 6)"),
 }
 
 
@@ -46,14 +49,14 @@ DESCRIBE = {
 @pytest.mark.parametrize("name", ["2d", "4d"])
 def test_agrees_without_mask(lab: Lab, name: str) -> None:
     """Without a mask: the reported difference is the grader's own, and below 1e-5"""
-    agrees_with_torch(lab, *INPUTS[name], DESCRIBE[name])
+    agrees_with_torch(lab, *INPUTS[name], _(DESCRIBE[name]))
 
 
 @pytest.mark.points(0.5)
 @pytest.mark.parametrize("name", ["causal_4d", "causal_offset"])
 def test_agrees_with_causal_mask(lab: Lab, name: str) -> None:
     """With a causal bool mask (True = may attend): the reported difference is the grader's own, and below 1e-5"""
-    agrees_with_torch(lab, *INPUTS[name], DESCRIBE[name])
+    agrees_with_torch(lab, *INPUTS[name], _(DESCRIBE[name]))
 
 
 @pytest.mark.points(1.5)
@@ -62,10 +65,13 @@ def test_reports_the_real_difference(lab: Lab) -> None:
     Q, K, V, mask = INPUTS["shifted"]
     shift = np.zeros(Q.shape[:-1] + V.shape[-1:])
     shift[1, 2, 4], shift[0, 0, 0] = 0.25, -0.125
-    text = (
-        "compare_with_torch(Q, K, V, mask) with Q (2, 4, 3), K (2, 5, 3), V (2, 5, 6), "
-        "causal_mask(4, 5), while scaling.attention returns its output plus 0.25 at [1, 2, 4] and "
-        "-0.125 at [0, 0, 0]"
+    text = _(SHIFTED).format(
+        call="compare_with_torch(Q, K, V, mask)",
+        inputs="Q (2, 4, 3), K (2, 5, 3), V (2, 5, 6), causal_mask(4, 5)",
+        shift=_("{first} and {second}").format(
+            first=_(messages.AT_ENTRY).format(value="0.25", where="[1, 2, 4]"),
+            second=_(messages.AT_ENTRY).format(value="-0.125", where="[0, 0, 0]"),
+        ),
     )
     reports_known_error(lab, Q, K, V, mask, shift, text)
 
@@ -76,6 +82,11 @@ def test_backend_named(lab: Lab) -> None:
     for name in ("2d", "4d", "causal_4d"):
         Q, K, V, mask = INPUTS[name]
         got = lab.call(
-            "compare_with_torch", Q, K, V, mask, text=f"compare_with_torch(Q, K, V, mask) with {DESCRIBE[name]}"
+            "compare_with_torch",
+            Q,
+            K,
+            V,
+            mask,
+            text=with_inputs("compare_with_torch(Q, K, V, mask)", _(DESCRIBE[name])),
         )
         names_a_kernel(got.parts("max_abs_diff", "backend")[1], Q, K, V, mask)

@@ -7,20 +7,22 @@ import pytest
 
 from autograder import cases, chapter
 from autograder.cases import core
-from autograder.checking import Lab, expect_case, expect_close, expect_that
-from autograder.checks.weights import expect_weight_rows
+from autograder.checking import Lab, expect_case, expect_close, expect_that, with_inputs
+from autograder.checks.weights import WEIGHT_AXES, WORKED_AXES, WORKED_ROW, WORKED_WEIGHTS, expect_weight_rows
+from autograder.i18n import N_, _
 
 pytestmark = pytest.mark.step("scaling")
 
 X, W_Q, W_K, W_V = core.X, core.W_Q, core.W_K, core.W_V
 Q, K, V = core.Q_CH, core.K_CH, core.V_CH
-WORKED = "with the worked example's Q, K, V (3 tokens, d_k = 2)"
+WORKED = N_("{call} with the worked example's Q, K, V (3 tokens, d_k = 2)")
+RAW_TOKENS = N_("{call} with the three raw token vectors")
 
 
 @pytest.mark.points(1)
 def test_project(lab: Lab) -> None:
     """project(X, W_Q, W_K, W_V) gives the chapter's Q, K and V"""
-    got = lab.call("project", X, W_Q, W_K, W_V, text="project(X, W_Q, W_K, W_V) with the worked example's matrices")
+    got = lab.call("project", X, W_Q, W_K, W_V, text=_("project(X, W_Q, W_K, W_V) with the worked example's matrices"))
     q, k, v = got.parts("Q", "K", "V")
     expect_close(q, chapter.value("T72-Q"), wrong=cases.wrong("project_worked", 0))
     expect_close(k, chapter.value("T72-K"), wrong=cases.wrong("project_worked", 1))
@@ -30,65 +32,71 @@ def test_project(lab: Lab) -> None:
 @pytest.mark.points(1)
 def test_scores(lab: Lab) -> None:
     """scores(Q, K) is the chapter's Q K^T (rows are the querying tokens)"""
-    got = lab.call("scores", Q, K, text=f"scores(Q, K) {WORKED}")
-    expect_close(got, chapter.value("T72-QKT"), wrong=cases.wrong("scores_worked"))
+    got = lab.call("scores", Q, K, text=_(WORKED).format(call="scores(Q, K)"))
+    expect_close(got, chapter.value("T72-QKT"), wrong=cases.wrong("scores_worked"), **WORKED_AXES)
 
 
 @pytest.mark.points(2)
 def test_scaled_scores(lab: Lab) -> None:
     """scaled_scores(Q, K) divides Q K^T by sqrt(d_k)"""
-    got = lab.call("scaled_scores", Q, K, text=f"scaled_scores(Q, K) {WORKED}")
-    expect_close(got, chapter.value("T72-scaled"), wrong=cases.wrong("scaled_worked"))
+    got = lab.call("scaled_scores", Q, K, text=_(WORKED).format(call="scaled_scores(Q, K)"))
+    expect_close(got, chapter.value("T72-scaled"), wrong=cases.wrong("scaled_worked"), **WORKED_AXES)
 
 
 @pytest.mark.points(1.5)
 def test_worked_example_weights(lab: Lab) -> None:
     """The worked example's attention matrix, with the içti row [0.4230, 0.5012, 0.0759]"""
-    got = lab.call("attention", Q, K, V, text=f"attention(Q, K, V) {WORKED}")
-    _, weights = got.parts("output", "weights")
-    expect_weight_rows(weights, wrong=cases.wrong("attention_worked", 1))
-    expect_close(weights, chapter.value("T72-A"), wrong=cases.wrong("attention_worked", 1))
-    expect_close(weights.with_value(weights.array()[2]), chapter.value("T72-A-icti"))
+    got = lab.call("attention", Q, K, V, text=_(WORKED).format(call="attention(Q, K, V)"))
+    _output, weights = got.parts("output", "weights")
+    expect_weight_rows(
+        weights, wrong=cases.wrong("attention_worked", 1), expected=chapter.value("T72-A"), **WORKED_WEIGHTS
+    )
+    expect_close(weights, chapter.value("T72-A"), wrong=cases.wrong("attention_worked", 1), **WORKED_WEIGHTS)
+    expect_close(weights.with_value(weights.array()[2]), chapter.value("T72-A-icti"), **WORKED_ROW)
 
 
 @pytest.mark.points(0.5)
 def test_large_scores_are_stable(lab: Lab) -> None:
     """With scores in the thousands (the worked example's Q and K times 40) the weights stay finite rows of a softmax"""
     got = lab.call(
-        "attention", *core.LARGE, text="attention(40 Q, 40 K, V) with the worked example's Q, K, V (scores near 1000)"
+        "attention",
+        *core.LARGE,
+        text=_("attention(40 Q, 40 K, V) with the worked example's Q, K, V (scores near 1000)"),
     )
     output, weights = got.parts("output", "weights")
-    expect_weight_rows(weights, wrong=cases.wrong("attention_large", 1))
-    expect_case(weights, "attention_large", 1)
+    expect_weight_rows(
+        weights, wrong=cases.wrong("attention_large", 1), expected=cases.expected("attention_large", 1), **WORKED_AXES
+    )
+    expect_case(weights, "attention_large", 1, **WORKED_AXES)
     expect_case(output, "attention_large", 0)
 
 
 @pytest.mark.points(2)
 def test_worked_example_output(lab: Lab) -> None:
     """The worked example's output A V"""
-    got = lab.call("attention", Q, K, V, text=f"attention(Q, K, V) {WORKED}")
-    output, _ = got.parts("output", "weights")
+    got = lab.call("attention", Q, K, V, text=_(WORKED).format(call="attention(Q, K, V)"))
+    output, _weights = got.parts("output", "weights")
     expect_close(output, chapter.value("T72-AV"), wrong=cases.wrong("attention_worked", 0))
 
 
 @pytest.mark.points(1)
 def test_without_projections(lab: Lab) -> None:
     """Without projections, X X^T / sqrt(4) gives the içti row [0.2825, 0.2940, 0.4235]"""
-    got = lab.call("scores", X, X, text="scores(X, X) with the three raw token vectors")
-    expect_close(got, chapter.value("T712-XXT"))
-    got = lab.call("attention", X, X, X, text="attention(X, X, X) with the three raw token vectors (d_k = 4)")
-    _, weights = got.parts("output", "weights")
-    expect_close(weights, chapter.value("T712-noproj-full"))
-    expect_close(weights.with_value(weights.array()[2]), chapter.value("T712-noproj-icti"))
+    got = lab.call("scores", X, X, text=_(RAW_TOKENS).format(call="scores(X, X)"))
+    expect_close(got, chapter.value("T712-XXT"), **WORKED_AXES)
+    got = lab.call("attention", X, X, X, text=_(RAW_TOKENS).format(call="attention(X, X, X)") + " (d_k = 4)")
+    _output, weights = got.parts("output", "weights")
+    expect_close(weights, chapter.value("T712-noproj-full"), **WORKED_AXES)
+    expect_close(weights.with_value(weights.array()[2]), chapter.value("T712-noproj-icti"), **WORKED_ROW)
     got = lab.call(
         "attention",
         np.array([[1.0], [2.0]]),
         np.array([[1.0], [2.0]]),
         np.eye(2),
-        text="attention(Q, K, V) with Q = K = [[1], [2]] (d_k = 1), V = I",
+        text=with_inputs("attention(Q, K, V)", "Q = K = [[1], [2]] (d_k = 1), V = I"),
     )
-    _, weights = got.parts("output", "weights")
-    expect_close(weights, chapter.value("T712-dk1-A"))
+    _output, weights = got.parts("output", "weights")
+    expect_close(weights, chapter.value("T712-dk1-A"), **WEIGHT_AXES)
 
 
 @pytest.mark.points(1)
@@ -100,28 +108,34 @@ def test_one_head_with_gradients_example(lab: Lab) -> None:
         Q2,
         K2,
         V2,
-        text="attention(Q, K, V) with Q = [[0, 3], [2, -1]], K = [[3, 0], [-1, 2]], V = [[3, -3], [1, 3]]",
+        text=with_inputs("attention(Q, K, V)", "Q = [[0, 3], [2, -1]], K = [[3, 0], [-1, 2]], V = [[3, -3], [1, 3]]"),
     )
     output, weights = got.parts("output", "weights")
-    expect_close(weights, chapter.value("RU-A"))
+    expect_close(weights, chapter.value("RU-A"), **WEIGHT_AXES)
     expect_close(output, chapter.value("RU-O"))
-    expect_close(lab.call("scores", Q2, K2, text="scores(Q, K) with the same Q and K"), chapter.value("RU-QKT"))
+    same = N_("{call} with the same Q and K")
     expect_close(
-        lab.call("scaled_scores", Q2, K2, text="scaled_scores(Q, K) with the same Q and K"), chapter.value("RU-scaled")
+        lab.call("scores", Q2, K2, text=_(same).format(call="scores(Q, K)")), chapter.value("RU-QKT"), **WEIGHT_AXES
+    )
+    expect_close(
+        lab.call("scaled_scores", Q2, K2, text=_(same).format(call="scaled_scores(Q, K)")),
+        chapter.value("RU-scaled"),
+        **WEIGHT_AXES,
     )
     got = lab.call(
         "attention",
         np.array([[1.0, 0.0]]),
         np.eye(2),
         np.eye(2),
-        text="attention(q, K, V) with q = [1, 0], K = V = I (d_k = 2)",
+        text=with_inputs("attention(q, K, V)", "q = [1, 0], K = V = I (d_k = 2)"),
     )
-    _, weights = got.parts("output", "weights")
+    _output, weights = got.parts("output", "weights")
     p = chapter.value("RU-p-scaled")
     expect_close(
         weights,
         [[p, 1 - p]],
         wrong={"missing_scale": np.array([[chapter.value("RU-p-unscaled"), 1 - chapter.value("RU-p-unscaled")]])},
+        **WEIGHT_AXES,
     )
 
 
@@ -130,18 +144,28 @@ def test_batch_axes_and_wider_values(lab: Lab) -> None:
     """Batch axes are kept and d_v may differ from d_k"""
     Qb, Kb, Vb = core.INPUTS["Qb"], core.INPUTS["Kb"], core.INPUTS["Vb"]
     got = lab.call(
-        "attention", Qb, Kb, Vb, text="attention(Q, K, V) with Q (2, 3, 4, 5), K (2, 3, 6, 5), V (2, 3, 6, 7)"
+        "attention",
+        Qb,
+        Kb,
+        Vb,
+        text=with_inputs("attention(Q, K, V)", "Q (2, 3, 4, 5), K (2, 3, 6, 5), V (2, 3, 6, 7)"),
     )
     output, weights = got.parts("output", "weights")
-    expect_weight_rows(weights, wrong=cases.wrong("attention_batch", 1))
-    expect_case(weights, "attention_batch", 1)
+    expect_weight_rows(weights, wrong=cases.wrong("attention_batch", 1), expected=cases.expected("attention_batch", 1))
+    expect_case(weights, "attention_batch", 1, **WEIGHT_AXES)
     expect_case(output, "attention_batch", 0)
     rng = np.random.default_rng(7)
     q, k, v = rng.normal(size=(4, 7, 3)), rng.normal(size=(4, 7, 3)), rng.normal(size=(4, 7, 5))
     got = lab.call(
-        "attention", q, k, v, text="attention(Q, K, V) with Q, K of shape (4, 7, 3) and V of shape (4, 7, 5)"
+        "attention",
+        q,
+        k,
+        v,
+        text=_("{call} with Q, K of shape {qk} and V of shape {v}").format(
+            call="attention(Q, K, V)", qk="(4, 7, 3)", v="(4, 7, 5)"
+        ),
     )
-    output, _ = got.parts("output", "weights")
+    output, _weights = got.parts("output", "weights")
     output.array((4, 7, 5))
 
 
@@ -152,22 +176,31 @@ def test_typical_score_size(lab: Lab) -> None:
     for width, typical in zip((64, 256), chapter.value("ACT-typical")):  # sqrt(64) = chapter.value("ACT-sqrt64")
         q, k = rng.normal(size=(300, width)), rng.normal(size=(300, width))
         got = lab.call(
-            "scores", q, k, text=f"scores(Q, K) with 300 random queries and keys of width {width}, entries N(0, 1)"
+            "scores",
+            q,
+            k,
+            text=_("scores(Q, K) with 300 random queries and keys of width {width}, entries N(0, 1)").format(
+                width=width
+            ),
         )
         spread = float(np.std(got.array((300, 300))))
         expect_that(
             got,
             abs(spread / typical - 1) < 0.03,
-            f"a standard deviation near sqrt({width}) = {typical:g}",
+            _("a standard deviation near {value}").format(value=f"sqrt({width}) = {typical:g}"),
             f"{spread:.4g}",
         )
     unit_q, unit_k = (v / np.linalg.norm(v, axis=1, keepdims=True) for v in rng.normal(size=(2, 300, 64)))
-    got = lab.call("scores", unit_q, unit_k, text="scores(Q, K) with 300 random unit vectors of width 64")
+    got = lab.call(
+        "scores", unit_q, unit_k, text=_("scores(Q, K) with 300 random unit vectors of width {width}").format(width=64)
+    )
     spread, expected = float(np.std(got.array((300, 300)))), chapter.value("ACT-unitvec")  # about 1/sqrt(64)
     expect_that(
         got,
         abs(spread / expected - 1) < 0.03,
-        f"a standard deviation near 1/sqrt(64) = {expected:.3g} (unit vectors: 1/sqrt(d), not sqrt(d))",
+        _("a standard deviation near {value} (unit vectors: 1/sqrt(d), not sqrt(d))").format(
+            value=f"1/sqrt(64) = {expected:.3g}"
+        ),
         f"{spread:.4g}",
     )
 
@@ -180,7 +213,7 @@ def test_single_token(lab: Lab) -> None:
         np.array([[0.3, -1.2]]),
         np.array([[2.0, 0.7]]),
         np.array([[5.0, -2.0]]),
-        text="attention(q, k, v) with one token, v = [5, -2]",
+        text=_("{call} with one token, {inputs}").format(call="attention(q, k, v)", inputs="v = [5, -2]"),
     )
     output, weights = got.parts("output", "weights")
     expect_close(weights, [[1.0]])
@@ -195,31 +228,35 @@ def test_empty_batch(lab: Lab) -> None:
         np.zeros((0, 2, 3)),
         np.zeros((0, 2, 3)),
         np.zeros((0, 2, 3)),
-        text="attention(Q, K, V) with an empty batch, shapes (0, 2, 3)",
+        text=_("{call} with an empty batch, shapes {shape}").format(call="attention(Q, K, V)", shape="(0, 2, 3)"),
     )
     output, weights = got.parts("output", "weights")
     output.array((0, 2, 3))
     weights.array((0, 2, 2))
 
 
-BAD_SHAPES = {
-    "rank below 2": (
-        (np.ones(3), np.ones((2, 3)), np.ones((2, 3))),
-        ("rank", "dimension", "ndim", "2-d", "2d", "at least 2", "axes", "matrix", "matrices"),
-    ),
-    "batch axes that differ": ((np.ones((2, 3, 4)), np.ones((3, 3, 4)), np.ones((3, 3, 4))), ("batch",)),
+BAD_SHAPES = {  # the keys are the checks' ids (results.json names), marked for the message
+    N_("rank below 2"): (np.ones(3), np.ones((2, 3)), np.ones((2, 3))),
+    N_("batch axes that differ"): (np.ones((2, 3, 4)), np.ones((3, 3, 4)), np.ones((3, 3, 4))),
+    N_("K and V token counts that differ"): (np.ones((3, 4)), np.ones((5, 4)), np.ones((6, 4))),
+    N_("Q and K widths that differ"): (np.ones((3, 4)), np.ones((3, 5)), np.ones((3, 5))),
+    N_("zero key tokens"): (np.ones((3, 4)), np.ones((0, 4)), np.ones((0, 4))),
+}
+# Words one of which the ValueError's message must hold (English: looked for in the student's message, never shown).
+ERROR_KEYWORDS = {
+    "rank below 2": ("rank", "dimension", "ndim", "2-d", "2d", "at least 2", "axes", "matrix", "matrices"),
+    "batch axes that differ": ("batch",),
     "K and V token counts that differ": (
-        (np.ones((3, 4)), np.ones((5, 4)), np.ones((6, 4))),
-        ("token", "n_k", "count", "length", "rows", "number of keys", "number of values"),
+        "token",
+        "n_k",
+        "count",
+        "length",
+        "rows",
+        "number of keys",
+        "number of values",
     ),
-    "Q and K widths that differ": (
-        (np.ones((3, 4)), np.ones((3, 5)), np.ones((3, 5))),
-        ("width", "d_k", "feature", "last axis", "last dim", "column", "dimension"),
-    ),
-    "zero key tokens": (
-        (np.ones((3, 4)), np.ones((0, 4)), np.ones((0, 4))),
-        ("zero", "empty", "no key", "at least one", "n_k"),
-    ),
+    "Q and K widths that differ": ("width", "d_k", "feature", "last axis", "last dim", "column", "dimension"),
+    "zero key tokens": ("zero", "empty", "no key", "at least one", "n_k"),
 }
 
 
@@ -227,13 +264,15 @@ BAD_SHAPES = {
 @pytest.mark.parametrize("problem", list(BAD_SHAPES))
 def test_bad_shapes_raise(lab: Lab, problem: str) -> None:
     """Bad shapes raise ValueError naming the problem"""
-    (q, k, v), keywords = BAD_SHAPES[problem]
+    q, k, v = BAD_SHAPES[problem]
     lab.raises(
         "attention",
         q,
         k,
         v,
-        text=f"attention(Q, K, V) with {problem}: Q {q.shape}, K {k.shape}, V {v.shape}",
-        keywords=keywords,
+        text=_("{call} with {problem}: {inputs}").format(
+            call="attention(Q, K, V)", problem=_(problem), inputs=f"Q {q.shape}, K {k.shape}, V {v.shape}"
+        ),
+        keywords=ERROR_KEYWORDS[problem],
         problem=problem,
     )

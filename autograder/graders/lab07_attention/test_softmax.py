@@ -5,9 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from autograder import cases, chapter
+from autograder import cases, chapter, messages
 from autograder.cases import core
 from autograder.checking import Lab, expect_case, expect_close, expect_that
+from autograder.checks.weights import WEIGHT_AXES, WORKED_WEIGHTS
+from autograder.i18n import _
 
 pytestmark = pytest.mark.step("softmax")
 
@@ -16,20 +18,25 @@ pytestmark = pytest.mark.step("softmax")
 def test_worked_example(lab: Lab) -> None:
     """Softmax of the worked example's scaled scores gives the chapter's attention matrix"""
     got = lab.call(
-        "softmax", chapter.value("T72-scaled"), text="softmax(x) with x the worked example's scaled scores (3 x 3)"
+        "softmax", chapter.value("T72-scaled"), text=_("softmax(x) with x the worked example's scaled scores (3 x 3)")
     )
-    expect_close(got, chapter.value("T72-A"), wrong=cases.wrong("softmax_worked"))
+    expect_close(got, chapter.value("T72-A"), wrong=cases.wrong("softmax_worked"), **WORKED_WEIGHTS)
 
 
 @pytest.mark.points(1)
 def test_small_examples(lab: Lab) -> None:
     """The d_k = 1 example and the [1, 0] example give 0.731 / 0.119 and 0.731059"""
-    got = lab.call("softmax", np.array([[1.0, 2.0], [2.0, 4.0]]), text="softmax(x) with x = [[1, 2], [2, 4]] (d_k = 1)")
-    weights = expect_close(got, chapter.value("T712-dk1-A"))
-    expect_that(
-        got, abs(weights[0, 1] - chapter.value("T712-dk1-offdiag")[0]) < 1e-4, "0.731 at [0, 1]", f"{weights[0, 1]:.6g}"
+    got = lab.call(
+        "softmax", np.array([[1.0, 2.0], [2.0, 4.0]]), text=_("softmax(x) with x = [[1, 2], [2, 4]] (d_k = 1)")
     )
-    got = lab.call("softmax", np.array([1.0, 0.0]), text="softmax(x) with x = [1, 0]")
+    weights = expect_close(got, chapter.value("T712-dk1-A"), **WEIGHT_AXES)
+    expect_that(
+        got,
+        abs(weights[0, 1] - chapter.value("T712-dk1-offdiag")[0]) < 1e-4,
+        _(messages.AT_ENTRY).format(value="0.731", where="[0, 1]"),
+        f"{weights[0, 1]:.6g}",
+    )
+    got = lab.call("softmax", np.array([1.0, 0.0]), text=_("softmax(x) with x = {x}").format(x="[1, 0]"))
     expect_close(got, [chapter.value("RU-p-unscaled"), 1 - chapter.value("RU-p-unscaled")])
 
 
@@ -37,16 +44,16 @@ def test_small_examples(lab: Lab) -> None:
 def test_rows_sum_to_one(lab: Lab) -> None:
     """Each slice along the axis sums to 1, for the default axis and for axis=0"""
     x = core.INPUTS["x_batch"]
-    got = lab.call("softmax", x, text="softmax(x) with x of shape (2, 3, 5)")
+    got = lab.call("softmax", x, text=_("softmax(x) with x of shape {shape}").format(shape="(2, 3, 5)"))
     expect_case(got, "softmax_batch")
-    got = lab.call("softmax", x, 0, text="softmax(x, axis=0) with x of shape (2, 3, 5)")
+    got = lab.call("softmax", x, 0, text=_("softmax(x, axis=0) with x of shape {shape}").format(shape="(2, 3, 5)"))
     weights = got.array(x.shape)
     sums = weights.sum(axis=0)
     expect_that(
         got,
         bool(np.allclose(sums, 1.0, atol=1e-6)),
-        "slices along axis 0 that sum to 1",
-        f"sums from {sums.min():.4g} to {sums.max():.4g}",
+        _("slices along axis 0 that sum to 1"),
+        _("sums from {low} to {high}").format(low=f"{sums.min():.4g}", high=f"{sums.max():.4g}"),
         value=weights,
         wrong=cases.wrong("softmax_batch_axis0"),
     )
@@ -57,13 +64,13 @@ def test_rows_sum_to_one(lab: Lab) -> None:
 def test_large_scores_are_stable(lab: Lab) -> None:
     """softmax(x + 1000) is finite and equals softmax(x)"""
     x = core.INPUTS["x_batch"] + 1000.0
-    got = lab.call("softmax", x, text="softmax(x + 1000) with x of shape (2, 3, 5)")
+    got = lab.call("softmax", x, text=_("softmax(x + 1000) with x of shape {shape}").format(shape="(2, 3, 5)"))
     weights = got.array(x.shape)
     expect_that(
         got,
         bool(np.isfinite(weights).all()),
-        "finite weights",
-        f"{int(np.sum(~np.isfinite(weights)))} entries that are inf or NaN",
+        _("finite weights"),
+        _("{count} entries that are inf or NaN").format(count=int(np.sum(~np.isfinite(weights)))),
         value=weights,
         wrong=cases.wrong("softmax_large"),
     )
@@ -74,17 +81,17 @@ def test_large_scores_are_stable(lab: Lab) -> None:
 def test_minus_infinity_gives_zero(lab: Lab) -> None:
     """A score of -inf gets a weight of exactly 0"""
     x = np.array([[0.5, -np.inf, 2.0], [-np.inf, -np.inf, 1.0]])
-    got = lab.call("softmax", x, text="softmax(x) with x = [[0.5, -inf, 2], [-inf, -inf, 1]]")
+    got = lab.call("softmax", x, text=_("softmax(x) with x = {x}").format(x="[[0.5, -inf, 2], [-inf, -inf, 1]]"))
     weights = got.array(x.shape)
     zeros = weights[np.isinf(x)]
-    expect_that(got, bool(np.all(zeros == 0.0)), "weights of exactly 0 at the -inf entries", f"{zeros}")
-    expect_close(got, [[1 / (1 + np.exp(1.5)), 0.0, 1 / (1 + np.exp(-1.5))], [0.0, 0.0, 1.0]])
+    expect_that(got, bool(np.all(zeros == 0.0)), _("weights of exactly 0 at the -inf entries"), messages.entries(zeros))
+    expect_close(got, [[1 / (1 + np.exp(1.5)), 0.0, 1 / (1 + np.exp(-1.5))], [0.0, 0.0, 1.0]], **WEIGHT_AXES)
 
 
 @pytest.mark.points(1)
 def test_single_and_equal_entries(lab: Lab) -> None:
     """One entry gets weight 1; two equal entries get 0.5 each"""
-    got = lab.call("softmax", np.array([[3.7]]), text="softmax(x) with x = [[3.7]]")
+    got = lab.call("softmax", np.array([[3.7]]), text=_("softmax(x) with x = {x}").format(x="[[3.7]]"))
     expect_close(got, [[1.0]])
-    got = lab.call("softmax", np.array([[2.0, 2.0]]), text="softmax(x) with x = [[2, 2]] (two identical keys)")
-    expect_close(got, [chapter.value("RU-equalkeys")])
+    got = lab.call("softmax", np.array([[2.0, 2.0]]), text=_("softmax(x) with x = [[2, 2]] (two identical keys)"))
+    expect_close(got, [chapter.value("RU-equalkeys")], **WEIGHT_AXES)

@@ -16,9 +16,10 @@ from typing import Any
 import numpy as np
 import pytest
 
+from autograder import messages
 from autograder.cases import timing as timing_cases
 from autograder.checking import Got, Lab, expect_case, expect_that
-from autograder.i18n import N_
+from autograder.i18n import N_, _
 from autograder.sandbox import outcome as outcomes
 from autograder.sandbox.client import StudentCallError
 from autograder.timing import analysis, explain, report
@@ -42,6 +43,10 @@ MAX_SECONDS_PER_PASS = 60.0  # one forward pass or one token; more and the unit 
 MAX_REMEASURED = 1e6  # seconds; anything above is not a measurement
 CACHE_UNUSED_SPEEDUP = 1.5  # below this total speed-up, the cached run is not using a cache
 KIT_DECODER = {"n_tokens": 512, "d_model": 64, "n_layers": 2, "n_heads": 4}
+AT_LEAST = N_("at least {value}")
+OVER = N_("{what} over {where}")  # a quantity over a range of sizes, e.g. the naive head's slope over n = 256..2048
+FIT_ON = N_("{range} on {device}")
+SECONDS_AT = N_("{seconds} s at n = {n}")
 
 
 @pytest.fixture(scope="module")
@@ -77,23 +82,26 @@ def _cannot_start_cuda(outcome: outcomes.Failure) -> bool:
 def _report(lab: Lab, found: TimingReport | ReportError) -> TimingReport:
     """The validated report; a failed check that says how to make one when there is none."""
     if isinstance(found, ReportError):
-        got = explain.NO_REPORT if found.missing else explain.BAD_REPORT.format(problem=found.message)
+        got = _(explain.NO_REPORT) if found.missing else _(explain.BAD_REPORT).format(problem=found.message)
         Got(lab.step, report.PATH, None).fail(
-            explain.RUN_COMMAND, got, not_started=NO_REPORT_YET if found.missing else ""
+            _(explain.RUN_COMMAND), got, not_started=NO_REPORT_YET if found.missing else ""
         )
     return found
 
 
 def _about(lab: Lab, what: str, value: Any = None) -> Got:
-    """A number read from the report, described for messages."""
+    """A number read from the report, described for messages (``what`` in the active language)."""
     return Got(lab.step, f"{report.PATH}: {what}", value)
 
 
 def _in_window(lab: Lab, what: str, value: float, window: tuple[float, float], low_story: str, high_story: str) -> None:
     low, high = window
-    story = low_story if value < low else high_story if value > high else ""
+    story = _(low_story) if value < low else _(high_story) if value > high else ""
     expect_that(
-        _about(lab, what, value), low <= value <= high, f"a value from {low:g} to {high:g}", f"{value:.3g}{story}"
+        _about(lab, what, value),
+        low <= value <= high,
+        _("a value from {low} to {high}").format(low=f"{low:g}", high=f"{high:g}"),
+        f"{value:.3g}{story}",
     )
 
 
@@ -111,12 +119,14 @@ def test_report_schema(lab: Lab, found: TimingReport | ReportError) -> None:
     kit_ns = [n for n in sweep.ns if sweep.fit[0] <= n <= sweep.fit[1]]
     reported = [int(n) for n in attention.ns[attention.in_fit]]
     expect_that(
-        _about(lab, "attention.fit and attention.ns"),
+        _about(lab, _("{first} and {second}").format(first="attention.fit", second="attention.ns")),
         attention.fit == sweep.fit and reported == kit_ns and attention.d == sweep.d,
-        f"the kit's sweep on {device_class(device)}: d = {sweep.d}, slopes fitted over n = "
-        f"{', '.join(map(str, kit_ns))}",
-        f"d = {attention.d}, fitted over n = {', '.join(map(str, reported))} (run `attnlab timing`; "
-        "do not edit the sweep)",
+        _("the kit's sweep on {device}: d = {d}, slopes fitted over n = {ns}").format(
+            device=device_class(device), d=sweep.d, ns=", ".join(map(str, kit_ns))
+        ),
+        _("d = {d}, fitted over n = {ns} (run `attnlab timing`; do not edit the sweep)").format(
+            d=attention.d, ns=", ".join(map(str, reported))
+        ),
     )
     shape = {
         "n_tokens": decoding.n_tokens,
@@ -127,18 +137,23 @@ def test_report_schema(lab: Lab, found: TimingReport | ReportError) -> None:
     expect_that(
         _about(lab, "decoding"),
         shape == KIT_DECODER and decoding.fit == sweep.decode_fit and decoding.block == sweep.block,
-        f"the kit's decoder and fit: {KIT_DECODER}, tokens "
-        f"{sweep.decode_fit[0]}..{sweep.decode_fit[1]} in blocks of {sweep.block}",
-        f"{shape}, tokens {decoding.fit[0]}..{decoding.fit[1]} in blocks of {decoding.block}",
+        _("the kit's decoder and fit: {decoder}, tokens {tokens} in blocks of {block}").format(
+            decoder=KIT_DECODER, tokens=f"{sweep.decode_fit[0]}..{sweep.decode_fit[1]}", block=sweep.block
+        ),
+        _("{decoder}, tokens {tokens} in blocks of {block}").format(
+            decoder=shape, tokens=f"{decoding.fit[0]}..{decoding.fit[1]}", block=decoding.block
+        ),
     )
     slowest = max(float(s.maximum.max()) for s in attention.series.values())
     per_token = float(max(decoding.without_cache.seconds.max(), decoding.with_cache.seconds.max()))
     expect_that(
-        _about(lab, "times"),
+        _about(lab, _("times")),
         slowest <= MAX_SECONDS_PER_PASS and per_token <= MAX_SECONDS_PER_PASS,
-        f"seconds (at most {MAX_SECONDS_PER_PASS:g} for one forward pass or one token)",
-        f"up to {slowest:.4g} per pass and {per_token:.4g} per token: are these milliseconds? "
-        "time_attention and time_decoding return seconds",
+        _("seconds (at most {limit} for one forward pass or one token)").format(limit=f"{MAX_SECONDS_PER_PASS:g}"),
+        _(
+            "up to {per_pass} per pass and {per_token} per token: are these milliseconds? "
+            "time_attention and time_decoding return seconds"
+        ).format(per_pass=f"{slowest:.4g}", per_token=f"{per_token:.4g}"),
     )
 
 
@@ -159,33 +174,43 @@ def test_report_consistency(lab: Lab, found: TimingReport | ReportError) -> None
         expect_that(
             _about(lab, f"attention.series.{name}"),
             same,
-            "median, min and max of the reported repeats",
-            "values that differ from the repeats' median, min or max",
+            _("median, min and max of the reported repeats"),
+            _("values that differ from the repeats' median, min or max"),
         )
         fitted = analysis.attention_slope(attention, name)
         expect_that(
-            _about(lab, f"the {name} slope over {fit}"),
+            _about(lab, _(OVER).format(what=_("the {name} slope").format(name=name), where=fit)),
             abs(series.slope - fitted) <= SLOPE_TOLERANCE,
-            f"the least-squares slope of log t on log n of the reported medians, {fitted:.3f} (within "
-            f"{SLOPE_TOLERANCE:g})",
-            f"{series.slope:.3f} (the report's slopes come from your loglog_slope)",
+            _("the least-squares slope of log t on log n of the reported medians, {slope} (within {tolerance})").format(
+                slope=f"{fitted:.3f}", tolerance=f"{SLOPE_TOLERANCE:g}"
+            ),
+            _("{slope} (the report's slopes come from your loglog_slope)").format(slope=f"{series.slope:.3f}"),
         )
     for label, run in (("without_cache", decoding.without_cache), ("with_cache", decoding.with_cache)):
         fitted = analysis.decoding_slope(decoding, run.seconds)
         expect_that(
-            _about(lab, f"decoding.{label}.slope over tokens {decoding.fit[0]}..{decoding.fit[1]}"),
+            _about(
+                lab,
+                _(OVER).format(
+                    what=f"decoding.{label}.slope",
+                    where=_("tokens {tokens}").format(tokens=f"{decoding.fit[0]}..{decoding.fit[1]}"),
+                ),
+            ),
             abs(run.slope - fitted) <= SLOPE_TOLERANCE,
-            "the least-squares slope of the medians of the reported per-token seconds in blocks of "
-            f"{decoding.block}, {fitted:.3f} (within {SLOPE_TOLERANCE:g})",
+            _(
+                "the least-squares slope of the medians of the reported per-token seconds in blocks of "
+                "{block}, {slope} (within {tolerance})"
+            ).format(block=decoding.block, slope=f"{fitted:.3f}", tolerance=f"{SLOPE_TOLERANCE:g}"),
             f"{run.slope:.3f}",
         )
     last, total = analysis.speedups(decoding.without_cache.seconds, decoding.with_cache.seconds, decoding.block)
     expect_that(
-        _about(lab, "decoding.speedup_last and speedup_total"),
+        _about(lab, _("{first} and {second}").format(first="decoding.speedup_last", second="speedup_total")),
         np.isclose(decoding.speedup_last, last, rtol=1e-6) and np.isclose(decoding.speedup_total, total, rtol=1e-6),
-        f"the speed-ups of the reported latencies, {last:.4g} at the last {decoding.block} tokens "
-        f"and {total:.4g} in total",
-        f"{decoding.speedup_last:.4g} and {decoding.speedup_total:.4g}",
+        _("the speed-ups of the reported latencies, {last} at the last {block} tokens and {total} in total").format(
+            last=f"{last:.4g}", block=decoding.block, total=f"{total:.4g}"
+        ),
+        _("{first} and {second}").format(first=f"{decoding.speedup_last:.4g}", second=f"{decoding.speedup_total:.4g}"),
     )
 
 
@@ -196,7 +221,14 @@ def test_loglog_slope(lab: Lab, found: TimingReport | ReportError, case: str) ->
     _report(lab, found)
     ns, seconds = timing_cases.EXACT if case == "exact" else timing_cases.MEASURED
     name = f"loglog_slope_{case}"
-    got = lab.call("loglog_slope", ns, seconds, text=f"loglog_slope(ns, seconds) with ns {ns} and seconds {seconds}")
+    got = lab.call(
+        "loglog_slope",
+        ns,
+        seconds,
+        text=_("{call} with ns {ns} and seconds {seconds}").format(
+            call="loglog_slope(ns, seconds)", ns=ns, seconds=seconds
+        ),
+    )
     slope = got.with_value(np.asarray(_number(got)))
     expect_case(slope, name)
 
@@ -206,11 +238,11 @@ def test_attention_slopes(lab: Lab, found: TimingReport | ReportError) -> None:
     """The naive head and SDPA scale as a correct implementation does on this device class"""
     data = _report(lab, found)
     windows, attention = windows_for(data.environment.device), data.attention
-    fit = f"n = {attention.fit[0]}..{attention.fit[1]} on {_device_words(data)}"
+    fit = _(FIT_ON).format(range=f"n = {attention.fit[0]}..{attention.fit[1]}", device=_device_words(data))
     if windows.calibrated:
         _in_window(
             lab,
-            f"the naive head's slope over {fit}",
+            _(OVER).format(what=_("the naive head's slope"), where=fit),
             attention.series["naive"].slope,
             windows.naive_slope,
             explain.NAIVE_LOW,
@@ -218,7 +250,7 @@ def test_attention_slopes(lab: Lab, found: TimingReport | ReportError) -> None:
         )
         _in_window(
             lab,
-            f"SDPA's slope over {fit}",
+            _(OVER).format(what=_("SDPA's slope"), where=fit),
             attention.series["sdpa"].slope,
             windows.sdpa_slope,
             explain.SDPA_LOW,
@@ -228,10 +260,13 @@ def test_attention_slopes(lab: Lab, found: TimingReport | ReportError) -> None:
     for name in ("naive", "sdpa"):  # trends only until the windows are calibrated
         median = attention.series[name].median[attention.in_fit]
         expect_that(
-            _about(lab, f"the {name} times over {fit}"),
+            _about(lab, _(OVER).format(what=_("the {name} times").format(name=name), where=fit)),
             median[-1] > median[0],
-            f"times that grow with n ({GPU_NOT_CALIBRATED})",
-            f"{median[0]:.3g} s at n = {attention.fit[0]} and {median[-1]:.3g} s at n = {attention.fit[1]}",
+            _("times that grow with n ({note})").format(note=_(GPU_NOT_CALIBRATED)),
+            _("{first} and {second}").format(
+                first=_(SECONDS_AT).format(seconds=f"{median[0]:.3g}", n=attention.fit[0]),
+                second=_(SECONDS_AT).format(seconds=f"{median[-1]:.3g}", n=attention.fit[1]),
+            ),
         )
 
 
@@ -240,13 +275,13 @@ def test_causal_and_naive_over_sdpa(lab: Lab, found: TimingReport | ReportError)
     """The causal naive head scales like the naive head, and falls behind SDPA at the largest n"""
     data = _report(lab, found)
     windows, attention = windows_for(data.environment.device), data.attention
-    fit = f"n = {attention.fit[0]}..{attention.fit[1]} on {_device_words(data)}"
+    fit = _(FIT_ON).format(range=f"n = {attention.fit[0]}..{attention.fit[1]}", device=_device_words(data))
     ratio = float(analysis.naive_over_sdpa(attention)[-1])
     largest = int(attention.ns[-1])
     if windows.calibrated:
         _in_window(
             lab,
-            f"the causal naive head's slope over {fit}",
+            _(OVER).format(what=_("the causal naive head's slope"), where=fit),
             attention.series["causal_naive"].slope,
             windows.causal_slope,
             explain.CAUSAL_OFF,
@@ -256,10 +291,10 @@ def test_causal_and_naive_over_sdpa(lab: Lab, found: TimingReport | ReportError)
     else:
         minimum = 1.0  # a trend: the naive head is not faster than SDPA at the largest n
     expect_that(
-        _about(lab, f"naive/SDPA at n = {largest} on {_device_words(data)}"),
+        _about(lab, _(FIT_ON).format(range=f"naive/SDPA, n = {largest}", device=_device_words(data))),
         ratio >= minimum,
-        f"at least {minimum:g}",
-        f"{ratio:.3g}{explain.RATIO_LOW}",
+        _(AT_LEAST).format(value=f"{minimum:g}"),
+        f"{ratio:.3g}{_(explain.RATIO_LOW)}",
     )
 
 
@@ -273,18 +308,18 @@ def test_memory(lab: Lab, found: TimingReport | ReportError) -> None:
             continue
         peak, scores = memory.allocated["naive"][index], memory.score_bytes[index]
         expect_that(
-            _about(lab, f"the naive head's peak memory at n = {int(n)}"),
+            _about(lab, _("the naive head's peak memory at n = {n}").format(n=int(n))),
             peak >= scores,
-            f"at least one float32 score matrix, 4 n^2 = {int(scores)} bytes",
-            f"{int(peak)} bytes{explain.MEMORY_LOW}",
+            _("at least one float32 score matrix, 4 n^2 = {bytes} bytes").format(bytes=int(scores)),
+            _("{bytes} bytes").format(bytes=int(peak)) + _(explain.MEMORY_LOW),
         )
     largest = int(np.argmax(memory.ns))
     naive, sdpa = memory.allocated["naive"][largest], memory.allocated["sdpa"][largest]
     expect_that(
-        _about(lab, f"SDPA's peak memory at n = {int(memory.ns[largest])}"),
+        _about(lab, _("SDPA's peak memory at n = {n}").format(n=int(memory.ns[largest]))),
         sdpa <= naive / 2,
-        f"at most half the naive head's {int(naive)} bytes",
-        f"{int(sdpa)} bytes{explain.MEMORY_SDPA}",
+        _("at most half the naive head's {bytes} bytes").format(bytes=int(naive)),
+        _("{bytes} bytes").format(bytes=int(sdpa)) + _(explain.MEMORY_SDPA),
     )
 
 
@@ -295,13 +330,20 @@ def test_decoding_tokens(lab: Lab, found: TimingReport | ReportError) -> None:
     without, with_cache = data.decoding.without_cache.tokens, data.decoding.with_cache.tokens
     first = next((i for i, (a, b) in enumerate(zip(without, with_cache)) if a != b), None)
     expect_that(
-        _about(lab, f"the {len(without)} tokens of decoding.without_cache and decoding.with_cache"),
+        _about(
+            lab,
+            _("the {count} tokens of {first} and {second}").format(
+                count=len(without), first="decoding.without_cache", second="decoding.with_cache"
+            ),
+        ),
         first is None,
-        "the same tokens from both runs",
-        "different tokens"
+        _("the same tokens from both runs"),
+        _("different tokens")
         if first is None
-        else f"a first difference at token {first + 1}: {without[first]} without the cache, "
-        f"{with_cache[first]} with it{explain.TOKENS_DIFFER}",
+        else _("a first difference at token {token}: {without} without the cache, {with_cache} with it").format(
+            token=first + 1, without=without[first], with_cache=with_cache[first]
+        )
+        + _(explain.TOKENS_DIFFER),
     )
 
 
@@ -310,20 +352,24 @@ def test_decoding_latency(lab: Lab, found: TimingReport | ReportError) -> None:
     """Per-token latency grows without the cache and stays flat with it; the cache pays off at token 512"""
     data = _report(lab, found)
     windows, decoding = windows_for(data.environment.device), data.decoding
-    where = f"tokens {decoding.fit[0]}..{decoding.fit[1]} on {_device_words(data)}"
+    where = _(FIT_ON).format(
+        range=_("tokens {tokens}").format(tokens=f"{decoding.fit[0]}..{decoding.fit[1]}"), device=_device_words(data)
+    )
     without, cached = decoding.without_cache.slope, decoding.with_cache.slope
     if not windows.calibrated:
         # consistency only until the GPU windows are calibrated (a launch-bound GPU runs both about equally fast)
         return
     if decoding.speedup_total < CACHE_UNUSED_SPEEDUP:
-        _about(lab, "decoding with and without the cache").fail(
-            "a run with the cache much faster than the one without",
-            f"a total speed-up of {decoding.speedup_total:.2f}x and slopes {without:.2f} and {cached:.2f}",
+        _about(lab, _("decoding with and without the cache")).fail(
+            _("a run with the cache much faster than the one without"),
+            _("a total speed-up of {speedup} and slopes {without} and {cached}").format(
+                speedup=f"{decoding.speedup_total:.2f}x", without=f"{without:.2f}", cached=f"{cached:.2f}"
+            ),
             "cache_unused",
         )
     _in_window(
         lab,
-        f"the per-token slope without the cache over {where}",
+        _(OVER).format(what=_("the per-token slope without the cache"), where=where),
         without,
         windows.no_cache_slope,
         explain.NO_CACHE_OFF,
@@ -331,29 +377,34 @@ def test_decoding_latency(lab: Lab, found: TimingReport | ReportError) -> None:
     )
     _in_window(
         lab,
-        f"the per-token slope with the cache over {where}",
+        _(OVER).format(what=_("the per-token slope with the cache"), where=where),
         cached,
         windows.cache_slope,
         explain.CACHE_OFF,
         explain.CACHE_OFF,
     )
     expect_that(
-        _about(lab, "the slope without the cache minus the slope with it"),
+        _about(lab, _("the slope without the cache minus the slope with it")),
         without - cached >= windows.slope_gap_min,
-        f"at least {windows.slope_gap_min:g}",
-        f"{without - cached:.3g}{explain.CACHE_OFF}",
+        _(AT_LEAST).format(value=f"{windows.slope_gap_min:g}"),
+        f"{without - cached:.3g}{_(explain.CACHE_OFF)}",
     )
     expect_that(
-        _about(lab, f"the speed-up at token {decoding.n_tokens} (medians of the last {decoding.block} tokens)"),
+        _about(
+            lab,
+            _("the speed-up at token {token} (medians of the last {block} tokens)").format(
+                token=decoding.n_tokens, block=decoding.block
+            ),
+        ),
         decoding.speedup_last >= windows.speedup_last_min,
-        f"at least {windows.speedup_last_min:g}",
-        f"{decoding.speedup_last:.3g}{explain.SPEEDUP_LOW}",
+        _(AT_LEAST).format(value=f"{windows.speedup_last_min:g}"),
+        f"{decoding.speedup_last:.3g}{_(explain.SPEEDUP_LOW)}",
     )
     expect_that(
-        _about(lab, f"the total speed-up over {decoding.n_tokens} tokens"),
+        _about(lab, _("the total speed-up over {count} tokens").format(count=decoding.n_tokens)),
         decoding.speedup_total >= windows.speedup_total_min,
-        f"at least {windows.speedup_total_min:g}",
-        f"{decoding.speedup_total:.3g}{explain.SPEEDUP_LOW}",
+        _(AT_LEAST).format(value=f"{windows.speedup_total_min:g}"),
+        f"{decoding.speedup_total:.3g}{_(explain.SPEEDUP_LOW)}",
     )
 
 
@@ -362,21 +413,24 @@ def _within_factor(lab: Lab, got: Got, measured: float, reported: float, what: s
     expect_that(
         got,
         1 / REMEASURE_FACTOR <= ratio <= REMEASURE_FACTOR,
-        f"{what} within a factor of {REMEASURE_FACTOR:g} of the report's {reported:.3g} s",
-        f"{measured:.3g} s, {ratio:.2g} times the report{explain.REMEASURE_OFF}",
+        _("{what} within a factor of {factor} of the report's {seconds} s").format(
+            what=what, factor=f"{REMEASURE_FACTOR:g}", seconds=f"{reported:.3g}"
+        ),
+        _("{seconds} s, {ratio} times the report").format(seconds=f"{measured:.3g}", ratio=f"{ratio:.2g}")
+        + _(explain.REMEASURE_OFF),
     )
 
 
 def _number(got: Got) -> float:
     """The returned number; an integer too large for a float fails the check instead of breaking it."""
     if isinstance(got.value, int) and not isinstance(got.value, bool) and abs(got.value) > 1e300:
-        got.fail("a number", "an integer too large for a float")
+        got.fail(_(messages.A_NUMBER), _("an integer too large for a float"))
     return got.number()
 
 
 def _positive(got: Got) -> float:
     value = _number(got)
-    expect_that(got, 0 < value < MAX_REMEASURED, "a positive number of seconds", f"{value!r}")
+    expect_that(got, 0 < value < MAX_REMEASURED, _("a positive number of seconds"), f"{value!r}")
     return value
 
 
@@ -397,18 +451,19 @@ def test_remeasurement(lab: Lab, found: TimingReport | ReportError, grading_devi
     attention, decoding = data.attention, data.decoding
     n, largest = int(attention.ns[-1]), len(attention.ns) - 1
     for kind, name in (("naive", "naive"), ("sdpa", "sdpa")):
-        text = (
-            f"time_attention({n}, d={attention.d}, device={device!r}, repeats={REMEASURE_REPEATS}, "
-            f"kind={kind!r}) (re-measured now)"
+        text = _("{call} (re-measured now)").format(
+            call=f"time_attention({n}, d={attention.d}, device={device!r}, repeats={REMEASURE_REPEATS}, kind={kind!r})"
         )
         got = lab.call("time_attention", n, attention.d, device, REMEASURE_REPEATS, kind=kind, text=text)
-        _within_factor(lab, got, _positive(got), float(attention.series[name].median[largest]), "a median")
-    text = (
-        f"time_decoding({REMEASURE_TOKENS}, d_model={decoding.d_model}, use_cache=False, "
-        f"device={device!r}) (re-measured now, {decoding.rounds} times)"
+        _within_factor(lab, got, _positive(got), float(attention.series[name].median[largest]), _("a median"))
+    text = _("{call} (re-measured now, {count} times)").format(
+        call=f"time_decoding({REMEASURE_TOKENS}, d_model={decoding.d_model}, use_cache=False, device={device!r})",
+        count=decoding.rounds,
     )
     runs = []
-    for _ in range(decoding.rounds):  # the report keeps each token's fastest of its rounds; so does the re-measurement
+    for _round in range(
+        decoding.rounds
+    ):  # the report keeps each token's fastest of its rounds; so does the re-measurement
         got = lab.call("time_decoding", REMEASURE_TOKENS, decoding.d_model, False, device, text=text)
         value = got.value.tolist() if isinstance(got.value, np.ndarray) else got.value
         ok = (
@@ -416,26 +471,41 @@ def test_remeasurement(lab: Lab, found: TimingReport | ReportError, grading_devi
             and len(value) == REMEASURE_TOKENS
             and all(isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v < MAX_REMEASURED for v in value)
         )
-        expect_that(got, ok, f"a list of {REMEASURE_TOKENS} positive per-token seconds", "something else")
+        expect_that(
+            got,
+            ok,
+            _("a list of {count} positive per-token seconds").format(count=REMEASURE_TOKENS),
+            _("something else"),
+        )
         runs.append(value)
     half = REMEASURE_TOKENS // 2
     measured, reported = (
         float(np.median(analysis.fastest_per_token(runs)[half:])),
         float(np.median(decoding.without_cache.seconds[half:REMEASURE_TOKENS])),
     )
-    _within_factor(lab, got, measured, reported, f"the median of tokens {half + 1}..{REMEASURE_TOKENS}")
+    _within_factor(
+        lab,
+        got,
+        measured,
+        reported,
+        _("the median of tokens {tokens}").format(tokens=f"{half + 1}..{REMEASURE_TOKENS}"),
+    )
 
 
 @pytest.mark.points(0)
 def test_review(lab: Lab, found: TimingReport | ReportError, grading_device: dict[str, Any]) -> None:
     """Nothing in the report needs a person's review (informational, 0 points)"""
     data = _report(lab, found)
-    notes = [f"too clean? {flag}" for flag in analysis.review_flags(data)]
+    notes = [_("too clean? {flag}").format(flag=flag) for flag in analysis.review_flags(data)]
     device = data.environment.device
     if not windows_for(device).calibrated:
-        notes.append(GPU_NOT_CALIBRATED)
+        notes.append(_(GPU_NOT_CALIBRATED))
     if device_class(device) == "cuda" and data.environment.torch.endswith("+cpu"):
-        notes.append(f"the report says {device}, but its torch ({data.environment.torch}) is a CPU-only build")
+        notes.append(
+            _("the report says {device}, but its torch ({torch}) is a CPU-only build").format(
+                device=device, torch=data.environment.torch
+            )
+        )
     if device_class(device) != "cpu" and not grading_device.get("cuda_available"):
-        notes.append(explain.NOT_MEASURED_HERE.format(device=device))
-    expect_that(_about(lab, "review notes"), not notes, explain.REVIEW_EXPECTED, "; ".join(notes))
+        notes.append(_(explain.NOT_MEASURED_HERE).format(device=device))
+    expect_that(_about(lab, _("review notes")), not notes, _(explain.REVIEW_EXPECTED), "; ".join(notes))

@@ -6,6 +6,11 @@ else (an object, a callable, a subclass of a number with its own ``__eq__``)
 is refused with its type name, so nothing the student defines can take part
 in the comparison. The dict is read with ``dict``'s own methods, so a
 subclass that overrides ``__getitem__`` or ``get`` is not asked.
+
+A reply that is not an answer says why twice: ``detail`` in English words,
+and ``why`` (a key of :data:`WHY`) with the ``fields`` its sentence needs, so
+the grader writes that sentence in the student's language (the sandboxed
+child knows none).
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from autograder.i18n import N_
 from autograder.sandbox.probes import Load, probe
 
 MAX_ITEMS = 64  # numbers and strings in one answer, all levels together
@@ -21,34 +27,55 @@ MAX_DEPTH = 3  # nested lists
 MAX_CHARS = 200  # one string answer
 MAX_KEYS = 20  # keys listed when an entry is missing
 NAME = "PREDICTIONS"
+# Why a reply holds no answer, as the sentences the grader shows (filled with the reply's ``fields``).
+WHY = {
+    "too_many": N_("an answer with more than {limit} items"),
+    "long_string": N_("a string of {length} characters (at most {limit})"),
+    "array": N_("an array of dtype {dtype} and shape {shape} (write a plain literal)"),
+    "nested": N_("lists nested more than {limit} deep"),
+    "object": N_("an object of type {type} (write a plain literal: a number, a string, a list or a tuple)"),
+    "undefined": N_("predictions.py defines no {name}"),
+    "not_a_dict": N_("{name} is an object of type {type}, not a dict"),
+}
+KEY_OF_TYPE = N_("a key of type {type}")  # a key of PREDICTIONS that is not a string, when an entry is missing
+NO_KEYS = N_("none")
 
 
 class NotPlain(Exception):
-    """An answer that is not plain data; the message says what it is."""
+    """An answer that is not plain data; ``why`` (a key of :data:`WHY`) and ``fields`` say what it is."""
+
+    def __init__(self, why: str, **fields: Any) -> None:
+        super().__init__(WHY[why].format(**fields))
+        self.why, self.fields = why, fields
 
 
 def _plain(value: Any, depth: int, budget: list[int]) -> Any:
     """``value`` as plain data, counting items against ``budget``; :class:`NotPlain` otherwise."""
     budget[0] -= 1
     if budget[0] < 0:
-        raise NotPlain(f"an answer with more than {MAX_ITEMS} items")
+        raise NotPlain("too_many", limit=MAX_ITEMS)
     kind = type(value)
     if value is None or kind in (bool, int, float):
         return value
     if kind is str:
         if len(value) > MAX_CHARS:
-            raise NotPlain(f"a string of {len(value)} characters (at most {MAX_CHARS})")
+            raise NotPlain("long_string", length=len(value), limit=MAX_CHARS)
         return value
     if isinstance(value, (np.ndarray, np.generic)):
         array = np.asarray(value)  # a plain ndarray even for a subclass, so its own tolist is not asked
         if array.dtype.kind not in "biuf" or array.ndim > MAX_DEPTH or array.size > MAX_ITEMS:
-            raise NotPlain(f"an array of dtype {array.dtype} and shape {array.shape} (write a plain literal)")
+            raise NotPlain("array", dtype=str(array.dtype), shape=str(tuple(int(d) for d in array.shape)))
         return array.tolist()
     if kind in (list, tuple):
         if depth >= MAX_DEPTH:
-            raise NotPlain(f"lists nested more than {MAX_DEPTH} deep")
+            raise NotPlain("nested", limit=MAX_DEPTH)
         return [_plain(item, depth + 1, budget) for item in value]
-    raise NotPlain(f"an object of type {kind.__name__} (write a plain literal: a number, a string, a list or a tuple)")
+    raise NotPlain("object", type=kind.__name__)
+
+
+def _refused(status: str, why: str, **fields: Any) -> dict:
+    """A reply without an answer: the English ``detail``, and ``why`` and ``fields`` for the grader's words."""
+    return {"status": status, "value": None, "detail": WHY[why].format(**fields), "why": why, "fields": fields}
 
 
 @probe
@@ -64,21 +91,19 @@ def prediction(load: Load, question_id: str) -> dict:
     marker = object()
     table = getattr(module, NAME, marker)
     if table is marker:
-        return {"status": "no_dict", "value": None, "detail": f"predictions.py defines no {NAME}"}
+        return _refused("no_dict", "undefined", name=NAME)
     if not issubclass(type(table), dict):  # not isinstance: a __class__ property cannot pass
-        return {
-            "status": "no_dict",
-            "value": None,
-            "detail": f"{NAME} is an object of type {type(table).__name__}, not a dict",
-        }
+        return _refused("no_dict", "not_a_dict", name=NAME, type=type(table).__name__)
     answer = dict.get(table, question_id, marker)
     if answer is marker:
+        # each key as [its repr, ""] when it is a string, ["", its type's name] when it is not
         keys = [
-            repr(key[:40]) if type(key) is str else f"a key of type {type(key).__name__}"
+            [repr(key[:40]), ""] if type(key) is str else ["", type(key).__name__]
             for key in list(dict.keys(table))[:MAX_KEYS]
         ]
-        return {"status": "missing", "value": None, "detail": ", ".join(keys) or "none"}
+        shown = [text or KEY_OF_TYPE.format(type=kind) for text, kind in keys]
+        return {"status": "missing", "value": None, "detail": ", ".join(shown) or NO_KEYS, "keys": keys}
     try:
         return {"status": "ok", "value": _plain(answer, 0, [MAX_ITEMS]), "detail": ""}
     except NotPlain as error:
-        return {"status": "not_plain", "value": None, "detail": str(error)}
+        return _refused("not_plain", error.why, **error.fields)
