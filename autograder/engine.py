@@ -13,12 +13,13 @@ from __future__ import annotations
 import hashlib
 import importlib
 import io
+import os
 import sys
 import threading
 import time
 import zlib
 from collections.abc import Iterator
-from contextlib import redirect_stderr, redirect_stdout
+from contextlib import contextmanager, redirect_stderr, redirect_stdout
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -291,6 +292,30 @@ def _preload_torch(steps: tuple[str, ...]) -> None:
         ).start()
 
 
+# What this environment's pytest would otherwise add to the graders' run: plugins installed in it (hypothesis,
+# pytest-benchmark, anyio... each loaded into the grader, some changing how tests run) and the user's options.
+PYTEST_SETTINGS = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTEST_PLUGINS": None, "PYTEST_ADDOPTS": None}
+
+
+def _set_environment(values: dict[str, str | None]) -> None:
+    for name, value in values.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+
+
+@contextmanager
+def _own_pytest() -> Iterator[None]:
+    """The graders run with the kit's plugins and options only, whatever the environment has installed or set."""
+    saved = {name: os.environ.get(name) for name in PYTEST_SETTINGS}
+    _set_environment(PYTEST_SETTINGS)
+    try:
+        yield
+    finally:
+        _set_environment(saved)
+
+
 def grade(options: GradeOptions) -> GradeReport:
     """Run every applicable grader on ``options.submission`` and return the report.
 
@@ -314,8 +339,8 @@ def grade(options: GradeOptions) -> GradeReport:
         "--import-mode=importlib",  # grader files by path: no sys.path changes, two hidden folders in one process
         "--assert=plain",  # pytest's rewriting would read its own bytecode cache next to the graders
         "-p", "no:cacheprovider",
-        "-p", "no:randomly",
         "-p", "no:logging",  # its collection hook walks the loggers while the torch preload thread adds some
+        "-p", "no:unraisableexception",  # it runs gc.collect() 5 times at the end: 0.65 s a student with torch loaded
         "-s",
         "-q",
         "--strict-markers",
@@ -324,7 +349,8 @@ def grade(options: GradeOptions) -> GradeReport:
     trusted = (PUBLIC_GRADERS, options.hidden, options.reference)  # imported from source, never from a cache
     try:
         with redirect_stdout(sink), redirect_stderr(sink), messages.plain_numbers(), source_only(trusted):
-            code = pytest.main(args, plugins=[plugin, PlainFailureReports()])
+            with _own_pytest():
+                code = pytest.main(args, plugins=[plugin, PlainFailureReports()])
     finally:
         plugin.close_sandboxes()
     if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):

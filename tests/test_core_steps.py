@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -81,3 +82,16 @@ VARIANTS = (
 @pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: v.name)
 def test_known_mistake_is_diagnosed(variant: Variant, tmp_path: Path) -> None:
     kit.check_variant(variant, tmp_path)
+
+
+def test_grading_ignores_the_environments_pytest_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A user's PYTEST_ADDOPTS and PYTEST_PLUGINS, or a plugin installed in the environment, never reach the graders:
+    the reference still scores full, and the user's settings are back afterwards."""
+    monkeypatch.setenv("PYTEST_ADDOPTS", "--collect-only -x")
+    monkeypatch.setenv("PYTEST_PLUGINS", "no_such_plugin_module")
+    monkeypatch.delenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", raising=False)
+    report = kit.grade(kit.SOLUTIONS, steps=("softmax",))
+    assert report.earned == report.possible > 0, [c.message for r in report.steps for c in r.failed]
+    assert os.environ["PYTEST_ADDOPTS"] == "--collect-only -x"
+    assert os.environ["PYTEST_PLUGINS"] == "no_such_plugin_module"
+    assert "PYTEST_DISABLE_PLUGIN_AUTOLOAD" not in os.environ

@@ -8,13 +8,13 @@ import pytest
 from autograder import cases, messages
 from autograder.cases import core
 from autograder.checking import Lab, expect_case, expect_close, expect_rounding, expect_that, with_inputs
+from autograder.checks.mask import expect_prefix_unchanged
 from autograder.checks.weights import WEIGHT_AXES, WORKED_AXES, expect_weight_rows
 from autograder.i18n import N_, _
 
 pytestmark = pytest.mark.step("mask")
 
 MASKED = -1e9  # a fill at or below this (or -inf) is as good as -inf in float64
-OLD_POSITIONS = N_("a change of the outputs at the old positions")
 X_NEXT = N_("{call} with the worked example and x_next = [0.3, 0.3, 0.3, 0.5]")
 
 
@@ -137,27 +137,9 @@ def test_earlier_outputs_unchanged(lab: Lab) -> None:
 @pytest.mark.points(2)
 def test_prefix_change(lab: Lab) -> None:
     """prefix_change is 0 with the causal mask and clearly above 0 without it"""
-    X, W_Q, W_K, W_V = core.X, core.W_Q, core.W_K, core.W_V
     x_next = np.array([0.3, 0.3, 0.3, 0.5])
-    got = lab.call(
-        "prefix_change",
-        X,
-        W_Q,
-        W_K,
-        W_V,
-        x_next,
-        text=_(X_NEXT).format(call="prefix_change(X, W_Q, W_K, W_V, x_next)"),
-    )
-    expect_rounding(got, got.number(), OLD_POSITIONS)
-    got = lab.call(
-        "prefix_change",
-        X,
-        W_Q,
-        W_K,
-        W_V,
-        x_next,
-        causal=False,
-        text=_(X_NEXT).format(call="prefix_change(..., causal=False)"),
+    got = expect_prefix_unchanged(
+        lab, core.X, core.W_Q, core.W_K, core.W_V, x_next, text=lambda call: _(X_NEXT).format(call=call)
     )
     change = got.number()
     expect_that(got, change > 1e-3, _("a change clearly above 0 without the mask"), f"{change:.6g}")
