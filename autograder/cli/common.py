@@ -21,6 +21,12 @@ def usage_error(command: str, message: str) -> int:
     return EXIT_USAGE
 
 
+def internal_error(command: str, message: str) -> int:
+    """Print ``attnlab COMMAND: message`` on stderr; the exit status of a failure that is the kit's, not the user's."""
+    print(f"attnlab {command}: {message}", file=sys.stderr)
+    return EXIT_INTERNAL
+
+
 def add_kit_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--kit", metavar="DIR", help="the instructor kit (default: the one attnlab finds)")
 

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from pathlib import Path
 
 from autograder import engine, i18n, tasks
-from autograder.cli.common import EXIT_INTERNAL, EXIT_OK, STUDENT, usage_error
+from autograder.cli.common import EXIT_INTERNAL, EXIT_OK, STUDENT, internal_error, usage_error
 from autograder.files import write_atomically
 from autograder.i18n import N_, _
 from autograder.kit import Kit
@@ -123,8 +122,7 @@ def run(args: argparse.Namespace) -> int:
     except engine.IsolationRefused as error:
         return usage_error(NAME, _(NOT_GRADED).format(error=error))
     except engine.GradingError as error:
-        print(f"attnlab grade: {_(GRADERS_FAILED).format(error=error)}", file=sys.stderr)
-        return EXIT_INTERNAL
+        return internal_error(NAME, _(GRADERS_FAILED).format(error=error))
     if hidden is not None and default_secret and args.seed is None:
         report = engine.with_note(report, _(engine.NOTE_DEFAULT_SECRET))
     detail = (

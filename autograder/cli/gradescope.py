@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from autograder import tasks
@@ -53,7 +52,6 @@ def run(args: argparse.Namespace) -> int:
     except leaks.ReleaseLeak as error:
         return common.leaked(NAME, error.problems)
     except wheel.WheelError as error:
-        print(f"attnlab gradescope: {error}", file=sys.stderr)
-        return common.EXIT_INTERNAL
+        return common.internal_error(NAME, str(error))
     print(f"wrote {out}: upload it as the assignment's autograder (Ubuntu 22.04 base image)")
     return common.EXIT_OK

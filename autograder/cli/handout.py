@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
-from autograder.cli.common import EXIT_INTERNAL, EXIT_OK, INSTRUCTOR
+from autograder.cli.common import EXIT_OK, INSTRUCTOR, internal_error
 from autograder.kit import Kit
 
 NAME, AUDIENCE = "handout", INSTRUCTOR
@@ -72,6 +71,5 @@ def run(args: argparse.Namespace) -> int:
         if args.pdf:
             print(f"wrote {browser.pdf(page, Path(args.pdf))}")
     except browser.BrowserError as error:
-        print(f"attnlab handout: {error}", file=sys.stderr)
-        return EXIT_INTERNAL
+        return internal_error(NAME, str(error))
     return EXIT_OK

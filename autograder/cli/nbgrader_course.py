@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from autograder import i18n, stubs, tasks
-from autograder.cli.common import EXIT_OK, EXIT_USAGE, INSTRUCTOR
+from autograder.cli.common import EXIT_OK, INSTRUCTOR, usage_error
 from autograder.kit import Kit
 from autograder.nbgrader_course.private import DEFAULT_DEADLINE_S
 
@@ -68,19 +67,13 @@ def run(args: argparse.Namespace) -> int:
     try:
         from autograder.nbgrader_course import course
     except ImportError as error:
-        print(
-            f"attnlab nbgrader-course: needs nbgrader ({error}); install the kit with its course extra: "
-            "pip install -e '.[course]'",
-            file=sys.stderr,
+        return usage_error(
+            NAME, f"needs nbgrader ({error}); install the kit with its course extra: pip install -e '.[course]'"
         )
-        return EXIT_USAGE
     found = Kit.find()
     kit = Path(args.kit) if args.kit else (found.root if found else None)
     if kit is None:
-        print(
-            "attnlab nbgrader-course: no instructor kit found (solutions/ and hidden/); pass --kit DIR", file=sys.stderr
-        )
-        return EXIT_USAGE
+        return usage_error(NAME, "no instructor kit found (solutions/ and hidden/); pass --kit DIR")
     options = course.CourseOptions(
         folder=Path(args.folder),
         kit=kit,
@@ -94,8 +87,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         course.write_course(options)
     except (course.CourseError, stubs.MarkerError) as error:
-        print(f"attnlab nbgrader-course: {error}", file=sys.stderr)
-        return EXIT_USAGE
+        return usage_error(NAME, str(error))
     print(f"wrote the course in {options.folder}; next, from that folder:")
     width = max(len(command.format(lab=tasks.LAB)) for command, _ in NEXT_STEPS)
     for command, produces in NEXT_STEPS:

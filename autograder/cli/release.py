@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from autograder.cli import common
@@ -31,8 +30,7 @@ def run(args: argparse.Namespace) -> int:
     except leaks.ReleaseLeak as error:
         return common.leaked(NAME, error.problems)
     except wheel.WheelError as error:
-        print(f"attnlab release: {error}", file=sys.stderr)
-        return common.EXIT_INTERNAL
+        return common.internal_error(NAME, str(error))
     print(f"wrote {built.root}: {built.lab.name}/ (stubs, notebook, handout), {built.wheel.name}, README.md")
     print("checked: no solution region, hidden grader, reference module or model answer in the bundle")
     return common.EXIT_OK

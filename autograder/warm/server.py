@@ -62,6 +62,7 @@ def serve(path: str, handler: str) -> None:
     module = importlib.import_module(handler)
     sandbox.prestart()  # the sandbox's fork server, shared by every worker
     preload()
+    _first_torch_calls()
     gc.freeze()  # what every worker shares stays out of their collections (and their pages unwritten)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(path)
@@ -113,7 +114,6 @@ def preload() -> None:
         names.extend(f"{package}.{info.name}" for info in pkgutil.iter_modules(folder))
     for name in names:
         importlib.import_module(name)
-    _first_torch_calls()
 
 
 def _first_torch_calls() -> None:
