@@ -15,6 +15,7 @@ import importlib
 import io
 import os
 import sys
+import tempfile
 import threading
 import time
 import zlib
@@ -26,7 +27,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from autograder import messages, tasks
+from autograder import intake, messages, submission, tasks
 from autograder.checking import CheckFailed, Lab
 from autograder.checklist import MARKERS, points_of, step_of, title_of
 from autograder.evidence import RECORDER
@@ -38,7 +39,8 @@ from autograder.sandbox.client import Hangs, IsolationRefused, Level, Limits, Sa
 from autograder.sandbox.isolation import choose, readable_by_others
 from autograder.sourceonly import source_only
 
-__all__ = ["GradeOptions", "GradingError", "IsolationRefused", "grade", "seed_for", "with_note"]
+__all__ = ["GradeOptions", "GradingError", "HandInRefused", "IsolationRefused", "grade", "seed_for", "with_note"]
+HandInRefused = intake.HandInRefused
 
 PUBLIC_GRADERS = Path(__file__).parent / "graders" / tasks.LAB
 DEFAULT_SECRET = "attnlab-default-secret"
@@ -68,6 +70,8 @@ class GradeOptions:
     steps: tuple[str, ...] | None = None
     limits: Limits = field(default_factory=Limits)
     isolation: str | None = None  # the weakest isolation layer grading may use ("namespaces", "user", "hook")
+    search: bool = False  # look for the lab's files below ``submission`` (an upload, a batch's student folder)
+    given: Path | None = None  # a folder with the lab's given data files, added to the copy where they are missing
 
 
 def seed_for(secret: str, identity: str) -> int:
@@ -78,8 +82,10 @@ def seed_for(secret: str, identity: str) -> int:
 class GradingPlugin:
     """Pytest plugin: provides the graders' fixtures and records each check's result."""
 
-    def __init__(self, options: GradeOptions, level: Level) -> None:
+    def __init__(self, options: GradeOptions, level: Level, taken: intake.TakenIn) -> None:
         self.options, self.level = options, level
+        self.folder = taken.folder  # the intake's copy: every sandbox and grader reads this, never the hand-in
+        self.ignored = {item.path: item.kind for item in taken.ignored}
         self.results: dict[str, CheckResult] = {}
         self.order: list[str] = []
         self._reference: Reference | None = None
@@ -136,7 +142,9 @@ class GradingPlugin:
         for other in [s for s in self._sandboxes if s != step.id]:
             self._sandboxes.pop(other).close()
         if step.id not in self._sandboxes:
-            self._sandboxes[step.id] = Sandbox(self.options.submission, self.options.limits, self.hangs, self.level)
+            self._sandboxes[step.id] = Sandbox(
+                self.folder, self.options.limits, self.hangs, self.level, ignored=self.ignored, torch=step.torch
+            )
         return Lab(self._sandboxes[step.id], step)
 
     def close_sandboxes(self) -> None:
@@ -319,8 +327,12 @@ def _own_pytest() -> Iterator[None]:
 def grade(options: GradeOptions) -> GradeReport:
     """Run every applicable grader on ``options.submission`` and return the report.
 
+    The hand-in is taken into a private copy first (:func:`autograder.intake.take_in`); nothing here or in the
+    graders reads the hand-in itself.
+
     Raises:
         IsolationRefused: ``options.isolation`` asks for a layer this machine does not give.
+        HandInRefused: the hand-in has no lab files, or passes one of the intake's limits (the student's reason).
         GradingError: the graders themselves are broken.
     """
     started = time.perf_counter()
@@ -329,7 +341,18 @@ def grade(options: GradeOptions) -> GradeReport:
     selected = options.steps or tuple(tasks.BY_ID)
     prestart(torch=_uses_torch(selected), level=level)  # the children's numpy (and torch) load while pytest collects
     _preload_torch(selected)
-    plugin = GradingPlugin(options, level)
+    work = Path(tempfile.mkdtemp(prefix="attnlab-intake-"))
+    try:
+        given = submission.data_files(options.given) if options.given is not None else ()
+        taken = intake.take_in(options.submission, work / tasks.LAB, search=options.search, given=given)
+        return _grade_copy(options, level, taken, started)
+    finally:
+        intake.remove(work)
+
+
+def _grade_copy(options: GradeOptions, level: Level, taken: intake.TakenIn, started: float) -> GradeReport:
+    """Grade the intake's copy ``taken`` of ``options.submission``."""
+    plugin = GradingPlugin(options, level, taken)
     paths = _grader_paths(options)
     args = [
         *paths,
@@ -365,7 +388,7 @@ def grade(options: GradeOptions) -> GradeReport:
     missing = [n for n in plugin.order if n not in plugin.results]
     if missing:
         raise GradingError(f"no result for {len(missing)} checks, e.g. {missing[0]}")
-    notes = []
+    notes = [messages.left_out(item.path, item.kind) for item in taken.ignored]
     if options.hidden is None and not options.public_only:
         notes.append(_(NOTE_NO_HIDDEN))
     if level == Level.USER:
@@ -380,6 +403,7 @@ def grade(options: GradeOptions) -> GradeReport:
         notes=tuple(notes),
         seconds=time.perf_counter() - started,
         isolation=level.label,
+        ignored=taken.ignored,
     )
 
 
