@@ -50,6 +50,10 @@ NOTE_READABLE = N_(
     "{path} is readable by every user, so student code (isolation: user) could read it; "
     "make it private (chmod -R o-rwx) or grade where bubblewrap works"
 )
+NOTE_INSTRUCTOR_READABLE = N_(
+    "the kit's instructor-only modules (for example {path}) are readable by every user, so student code "
+    "(isolation: user) could read them; grade with the student wheel installed, or close those files to other users"
+)
 INTERNAL = N_("The grader itself failed on this check ({error}); this is not your mistake, tell your instructor.")
 NOT_ISOLATED = N_("the sandbox could not isolate student code: {reason}")
 
@@ -395,6 +399,7 @@ def _grade_copy(options: GradeOptions, level: Level, taken: intake.TakenIn, star
         notes += [
             _(NOTE_READABLE).format(path=p) for p in (options.hidden, options.reference) if p and readable_by_others(p)
         ]
+        notes += [_(NOTE_INSTRUCTOR_READABLE).format(path=p) for p in _readable_instructor_modules()[:1]]
     return GradeReport(
         submission=str(options.submission),
         steps=tuple(steps),
@@ -405,6 +410,20 @@ def _grade_copy(options: GradeOptions, level: Level, taken: intake.TakenIn, star
         isolation=level.label,
         ignored=taken.ignored,
     )
+
+
+def _readable_instructor_modules() -> list[Path]:
+    """The package's files the student wheel leaves out that every user can read (at the user layer, student code
+    can; in the namespaces layer they are not mounted at all)."""
+    from autograder.kit import PACKAGE
+    from autograder.sandbox import bwrap
+
+    public = set(bwrap.public_files())
+    return [
+        path
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if path.relative_to(PACKAGE).as_posix() not in public and readable_by_others(path)
+    ]
 
 
 def with_note(report: GradeReport, note: str) -> GradeReport:

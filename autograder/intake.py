@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -364,4 +363,4 @@ def fingerprint(hand_in: Path, *, search: bool = True) -> str:
 
 def remove(folder: Path) -> None:
     """Remove a copy made here (it holds only folders and regular files)."""
-    shutil.rmtree(folder, ignore_errors=True)
+    safefs.remove_tree(folder)

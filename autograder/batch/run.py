@@ -22,7 +22,6 @@ the submissions folder is closed to other users while the batch runs: at the
 from __future__ import annotations
 
 import os
-import shutil
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -30,7 +29,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from autograder import engine, intake, messages, tasks
+from autograder import engine, intake, messages, safefs, tasks
 from autograder.batch import discover, job, records, summary
 from autograder.batch.job import Job, Result
 from autograder.sandbox import isolation
@@ -190,7 +189,7 @@ def _private(options: BatchOptions) -> Iterator[tuple[dict[str, Path], list[Resu
         yield {}, []
         return
     holder = Path(options.out) / PRIVATE_COPIES
-    shutil.rmtree(holder, ignore_errors=True)
+    safefs.remove_tree(holder)
     holder.mkdir(mode=0o700, parents=True)
     holder.chmod(0o700)
     copies, refused = {}, []
@@ -206,7 +205,7 @@ def _private(options: BatchOptions) -> Iterator[tuple[dict[str, Path], list[Resu
         with _closed_to_others(Path(options.submissions)):
             yield copies, refused
     finally:
-        shutil.rmtree(holder, ignore_errors=True)
+        safefs.remove_tree(holder)
 
 
 @contextmanager

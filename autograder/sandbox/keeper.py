@@ -45,7 +45,6 @@ from __future__ import annotations
 import json
 import os
 import select
-import shutil
 import signal
 import socket
 import stat
@@ -347,7 +346,7 @@ def _remove_leftovers(spec: dict[str, Any]) -> None:
         for entry in _owned(folder, int(uid)):
             try:
                 if entry.is_dir(follow_symlinks=False):
-                    shutil.rmtree(entry.path, ignore_errors=True)
+                    safefs.remove_tree(entry.path)
                 else:
                     os.unlink(entry.path)
             except OSError:

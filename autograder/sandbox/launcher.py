@@ -19,7 +19,6 @@ import itertools
 import json
 import os
 import select
-import shutil
 import socket
 import subprocess
 import tempfile
@@ -137,7 +136,7 @@ class Child:
         if self._process is not None:
             self._process.wait()
         if self._remove is not None:
-            shutil.rmtree(self._remove, ignore_errors=True)
+            safefs.remove_tree(self._remove)
 
     def _wait_eof(self, seconds: float) -> None:
         deadline = time.monotonic() + seconds
@@ -171,16 +170,16 @@ def stage(submission: Path) -> Path:
         intake.copy_tree(submission, staged, environment.left_out_of_copy)
         staged.chmod(0o755)
     except intake.HandInRefused as error:
-        shutil.rmtree(holder, ignore_errors=True)
+        safefs.remove_tree(holder)
         raise OSError(f"the working copy could not be made ({error})") from None
     except BaseException:
-        shutil.rmtree(holder, ignore_errors=True)
+        safefs.remove_tree(holder)
         raise
     return staged
 
 
 def unstage(staged: Path) -> None:
-    shutil.rmtree(staged.parent, ignore_errors=True)
+    safefs.remove_tree(staged.parent)
 
 
 def start(
@@ -213,7 +212,7 @@ def start(
         try:
             intake.copy_tree(submission, folder)
         except (OSError, intake.HandInRefused) as error:
-            shutil.rmtree(remove, ignore_errors=True)
+            safefs.remove_tree(remove)
             raise OSError(f"the working copy could not be made ({error})") from None
         folder.chmod(0o700)
         if uid is not None:

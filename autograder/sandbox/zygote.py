@@ -30,7 +30,6 @@ import atexit
 import json
 import os
 import selectors
-import shutil
 import signal
 import socket
 import subprocess
@@ -38,7 +37,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from autograder import isolated
+from autograder import isolated, safefs
 from autograder.sandbox import environment, isolation, writable
 from autograder.sandbox.isolation import Level
 
@@ -246,7 +245,7 @@ class Zygote:
             except (ProcessLookupError, PermissionError):
                 pass
             self._proc.wait()
-        shutil.rmtree(self.home, ignore_errors=True)
+        safefs.remove_tree(self.home)
 
 
 _shared: dict[Level, Zygote] = {}
