@@ -76,6 +76,7 @@ class GradeOptions:
     isolation: str | None = None  # the weakest isolation layer grading may use ("namespaces", "user", "hook")
     search: bool = False  # look for the lab's files below ``submission`` (an upload, a batch's student folder)
     given: Path | None = None  # a folder with the lab's given data files, added to the copy where they are missing
+    left_out: tuple[intake.Ignored, ...] = ()  # what an earlier intake left out (``submission`` is its private copy)
 
 
 def seed_for(secret: str, identity: str) -> int:
@@ -349,6 +350,8 @@ def grade(options: GradeOptions) -> GradeReport:
     try:
         given = submission.data_files(options.given) if options.given is not None else ()
         taken = intake.take_in(options.submission, work / tasks.LAB, search=options.search, given=given)
+        if options.left_out:
+            taken = replace(taken, ignored=tuple(sorted({*taken.ignored, *options.left_out}, key=lambda i: i.path)))
         return _grade_copy(options, level, taken, started)
     finally:
         intake.remove(work)

@@ -59,6 +59,7 @@ class Job:
     given: Path | None = None  # a folder with the lab's given data files (the toy model's weights)
     search: bool = True  # the lab's files are somewhere below ``folder`` (False: a private copy is the lab folder)
     isolation: str | None = None  # the weakest isolation layer the grader may use
+    left_out: tuple[intake.Ignored, ...] = ()  # what the private copy's intake left out of the hand-in
 
 
 @dataclass(frozen=True)
@@ -115,6 +116,7 @@ def _grade_once(job: Job) -> Result:
         search=job.search,
         given=job.given,
         isolation=job.isolation,
+        left_out=job.left_out,
     )
     request = warm_job.request_for(options)
     outcome = client.grade(

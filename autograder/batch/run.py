@@ -105,12 +105,15 @@ def layer(options: BatchOptions) -> Level:
     return isolation.choose(Level.parse(options.isolation) if options.isolation else None)
 
 
-def jobs_for(options: BatchOptions, copies: dict[str, Path] | None = None) -> tuple[list[Job], list[Result]]:
+def jobs_for(
+    options: BatchOptions, copies: dict[str, intake.TakenIn] | None = None
+) -> tuple[list[Job], list[Result]]:
     """One job per submission of ``options.submissions`` (from its private copy, when there is one), and a result
     for each student whose job could not even be made."""
     jobs, failed = [], []
     for found in discover.discover(options.submissions):
-        copy = (copies or {}).get(found.student)
+        taken = (copies or {}).get(found.student)
+        copy = taken.folder if taken is not None else None
         try:
             folder = copy if copy is not None else found.folder.resolve()
             jobs.append(
@@ -128,6 +131,7 @@ def jobs_for(options: BatchOptions, copies: dict[str, Path] | None = None) -> tu
                     given=options.given,
                     search=copy is None,
                     isolation=options.isolation,
+                    left_out=taken.ignored if taken is not None else (),
                 )
             )
         except Exception as error:  # never for one student's folder: the others are graded
@@ -181,7 +185,7 @@ def _recorded(out: Path, result: Result) -> Result:
 
 
 @contextmanager
-def _private(options: BatchOptions) -> Iterator[tuple[dict[str, Path], list[Result]]]:
+def _private(options: BatchOptions) -> Iterator[tuple[dict[str, intake.TakenIn], list[Result]]]:
     """With ``private_copies``: every hand-in taken into ``OUT/.private-copies/`` (mode 700) by the intake's rules
     before any student code runs, and the submissions folder closed to other users until the batch ends; yields
     ``({student: copy}, [results of hand-ins that could not be taken in])``. Without: nothing."""
@@ -196,7 +200,7 @@ def _private(options: BatchOptions) -> Iterator[tuple[dict[str, Path], list[Resu
     for found in discover.discover(options.submissions):
         target = holder / records.file_stem(found.student) / tasks.LAB
         try:
-            copies[found.student] = intake.take_in(found.folder, target, search=True).folder
+            copies[found.student] = intake.take_in(found.folder, target, search=True)
         except intake.HandInRefused as error:
             refused.append(Result(found.student, "", reason=messages.hand_in_refused(error)))
         except Exception as error:
