@@ -1,4 +1,5 @@
-"""Files in the submission folder cannot change the grader's verdicts."""
+"""Files in the submission folder cannot change the grader's verdicts, and a hand-in's own files, shape and names cannot
+hurt the grader before its code runs (the intake)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import types
 from pathlib import Path
 
@@ -217,3 +219,49 @@ def test_a_symlinked_module_says_it_is_a_link(tmp_path: Path) -> None:
     assert "PermissionError" not in message
     assert any("softmax.py was left out of your hand-in" in note for note in report.notes)
     assert [(i.path, i.kind) for i in report.ignored] == [("softmax.py", "link")]
+
+
+def test_a_grader_failure_is_retried_once_and_never_the_students_points(tmp_path: Path, monkeypatch) -> None:
+    """No space left, a dead fork server, an internal error: graded once more; a second failure is a row that says
+    the grader failed, with no points, counted by the batch (and its exit status)."""
+    from autograder.batch import job, records
+    from autograder.batch import run as batch
+    from autograder.batch.job import Job, Result
+
+    calls: list[str] = []
+
+    def flaky(each: Job) -> Result:
+        calls.append(each.student)
+        if each.student == "always" or calls.count(each.student) == 1:
+            return Result(
+                each.student, each.digest, reason="the grader itself failed (no space left)", grader_failed=True
+            )
+        return Result(each.student, each.digest, report=None, reason="fine")
+
+    monkeypatch.setattr(job, "_grade_once", flaky)
+    once = job.grade(Job("once", tmp_path, "d", None, None, None))
+    always = job.grade(Job("always", tmp_path, "d", None, None, None))
+    assert calls == ["once", "once", "always", "always"]
+    assert not once.grader_failed and always.grader_failed and always.reason.endswith(job.RETRIED)
+    path = records.write_csv(tmp_path / "g.csv", [always], ("softmax",), 10.0)
+    row = path.read_text(encoding="utf-8").splitlines()[1].split(",")
+    assert row[:3] == ["always", "", ""] and "grader failed" in row
+    assert batch.BatchRun((always,), 1, 0, 1.0, path, {}, None).grader_failures == 1  # type: ignore[arg-type]
+
+
+def test_doctor_warns_about_hand_ins_other_users_can_read(tmp_path: Path, capsys, monkeypatch) -> None:
+    from autograder import cli
+    from autograder.sandbox import isolation
+
+    hand_ins = Path(tempfile.mkdtemp(prefix="attnlab-doctor-", dir="/var/tmp"))
+    try:
+        hand_ins.chmod(0o755)
+        monkeypatch.setattr(isolation, "choose", lambda required=None: isolation.Level.USER)
+        assert cli.main(["doctor", str(hand_ins)]) == 0
+        printed = capsys.readouterr().out
+        assert "readable by other users" in printed and "--private-copies" in printed
+        hand_ins.chmod(0o700)
+        assert cli.main(["doctor", str(hand_ins)]) == 0
+        assert "is closed to other users" in capsys.readouterr().out
+    finally:
+        shutil.rmtree(hand_ins, ignore_errors=True)
