@@ -20,7 +20,7 @@ inside itself and keeps no state: there is no flag, cell or dictionary for
 student code to reach (through a traceback's frames, say) and change. Every
 decision is a function whose code reads only its own arguments, rebuilt at
 installation with its data as default values (immutable tuples, frozensets and
-the C functions of ``os``) and no globals; replacing a function's code or
+the C functions of ``os``) and no globals; replacing these functions' code or
 defaults and making new functions from code objects are refused. The functions
 that start processes or signal them without an audit event
 (``_posixsubprocess.fork_exec``, ``os.pidfd_open``, ``signal.pidfd_send_signal``,
@@ -86,7 +86,7 @@ DENIED_EVENTS = frozenset(
     }
 )
 ALLOWED_CTYPES = frozenset({"ctypes.create_string_buffer", "ctypes.create_unicode_buffer"})  # plain buffers
-PROTECTED_ATTRIBUTES = frozenset({"__code__", "__defaults__", "__kwdefaults__"})  # of any function
+PROTECTED_ATTRIBUTES = frozenset({"__code__", "__defaults__", "__kwdefaults__"})  # of the hook's own functions
 # write events: (index of dir_fd in the event's arguments or None, whether the call follows a final link)
 WRITE_EVENTS = {
     "os.remove": (1, False),
@@ -297,6 +297,7 @@ def _check(
     denied_imports: frozenset = DENIED_IMPORTS,
     allowed_ctypes: frozenset = ALLOWED_CTYPES,
     protected: frozenset = PROTECTED_ATTRIBUTES,
+    own_code: frozenset = frozenset(),
     callers: tuple = (),
     pid: int = 0,
     write_flags: int = WRITE_FLAGS,
@@ -304,6 +305,7 @@ def _check(
     type_: type = type,
     int_: type = int,
     str_: type = str,
+    getattr_: Callable = getattr,
 ) -> None:
     """Raise :class:`SandboxViolation` if ``event`` with ``args`` is not allowed."""
     if event in denied:
@@ -313,8 +315,8 @@ def _check(
             refuse("native code through ctypes (" + event + ")")
         return
     if event == "object.__setattr__":
-        if len_(args) > 1 and args[1] in protected and type_(args[0]).__name__ == "function":
-            refuse("replacing a function's " + str_(args[1]))
+        if len_(args) > 1 and args[1] in protected and getattr_(args[0], "__code__", None) in own_code:
+            refuse("replacing the sandbox's own " + str_(args[1]))  # namedtuple sets __defaults__: others may
         return
     if event == "resource.setrlimit":
         if caller not in callers:
@@ -416,6 +418,7 @@ def _decider(work: Path, allowed_callers: tuple, writable: tuple[str, ...]) -> C
         check_path=check_path,
         refuse=refuse,
         writes=tuple((name, at, follow) for name, (at, follow) in WRITE_EVENTS.items()),
+        own_code=frozenset(t.__code__ for t in (_refuse, _text, _fd_path, _resolve, _check_path, _check, _hook)),
         callers=tuple(allowed_callers),
         pid=pid,
     )
