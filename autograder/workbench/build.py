@@ -33,10 +33,11 @@ class Options:
 
 
 def _status(view: dict[str, Any]) -> str:
-    """``ok``, ``todo`` (only work not written yet stands in the way) or ``problem``."""
+    """``ok``, ``todo`` (only work not written yet stands in the way) or ``problem`` (an error, or a warning such
+    as NaN entries)."""
     found = view.get("problems", [])
     if not found:
-        return "ok"
+        return "problem" if view.get("warnings") else "ok"
     return "todo" if all(p["todo"] for p in found) else "problem"
 
 
