@@ -132,7 +132,7 @@ def predict(driver, experiment: str, answer: str) -> str:
 
 
 def test_the_reference_page_shows_how_a_clicked_score_is_made_and_tests_a_prediction(driver, pages) -> None:
-    page, data = pages["reference"]
+    page, _data = pages["reference"]
     open_page(driver, page, "tab=stages&stage=sum")
     find(driver, '#grid-sum td[data-i="2"][data-j="1"]').click()
     detail = text(driver, "#detail")

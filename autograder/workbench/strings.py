@@ -41,8 +41,8 @@ TEXT: dict[str, str] = {
     "play": N_("Play"),
     "pause": N_("Pause"),
     "time_stage": N_("Stage {k} of {n}"),
-    "time_position": N_("Position {k} of 0 to {n}"),
-    "time_step": N_("Decode step {k} of 0 to {n}"),
+    "time_position": N_("Position {k} (of 0 to {n})"),
+    "time_step": N_("Decode step {k} (of 0 to {n})"),
     "time_none": N_("This view has no steps to play."),
     "keys_help": N_("Keys: [ and ] step back and forward, p plays or pauses; arrow keys move between cells."),
     # problems, and what a view will show
