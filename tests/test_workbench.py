@@ -234,6 +234,8 @@ def test_the_page_is_self_contained_and_student_text_cannot_close_its_script(ref
     assert "<b>folder</b>" not in text and "&lt;b&gt;folder&lt;/b&gt;" in text
     embedded = re.search(r'<script type="application/json" id="wb-data">(.*?)</script>', text, re.DOTALL).group(1)
     assert json.loads(embedded)["stages"]["sum"]["problems"][0]["text"] == planted
+    script = page.static("workbench.js")
+    assert not re.search(r"innerHTML|outerHTML|insertAdjacentHTML|document\.write|\beval\(", script), "text as markup"
     # nothing is fetched: no external script, style, image, font or frame
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", text), "the page refers to a remote resource"
     assert "<link" not in text and "@import" not in text and "url(http" not in text and "<iframe" not in text
