@@ -215,3 +215,20 @@ def test_the_time_control_steps_and_plays_the_flow(driver, pages) -> None:
     open_page(driver, page, "tab=cache&step=5")
     assert "The same logits" in text(driver, "#cache-gap") and "block 1: 6, 6" in text(driver, "#cache-lengths")
     assert json.loads(json.dumps(data["gpt"]["decode"]["steps"][5]["cache"]["lengths"])) == [[6, 6], [6, 6]]
+
+
+def test_the_tracker_draws_a_line_to_a_later_position_dashed_and_says_so(driver, pages, tmp_path: Path) -> None:
+    from autograder.workbench import page as workbench_page
+
+    _page, data = pages["reference"]
+    planted = json.loads(json.dumps(data))
+    row = planted["gpt"]["forward"]["layers"][0][0][3]
+    row[5], row[3] = 0.25, row[3] - 0.25  # a head that looks ahead: what a missing mask does
+    out = tmp_path / "ahead.html"
+    out.write_text(workbench_page.render(planted), encoding="utf-8")
+    open_page(driver, out, "tab=tracker&pos=3")
+    dashed = [
+        p for p in driver.find_elements("css selector", "#tracker-svg path") if p.get_attribute("stroke-dasharray")
+    ]
+    assert [p.get_attribute("data-key") for p in dashed] == ["5"]
+    assert "later positions (5)" in text(driver, ".warning")

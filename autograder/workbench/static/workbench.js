@@ -422,6 +422,13 @@
         path.setAttribute("data-weight", Number.isNaN(w) ? "NaN" : String(w));
         if (j > tr.pos || Number.isNaN(w)) { path.setAttribute("stroke-dasharray", "5 4"); }
         svg.appendChild(path);
+        if (w >= 0.1 && j !== tr.pos) {  // the larger weights written at the top of their line
+          const label = document.createElementNS(ns, "text");
+          label.setAttribute("x", (x0 + x1) / 2); label.setAttribute("y", base - 26 - 0.75 * lift);
+          label.setAttribute("text-anchor", "middle"); label.setAttribute("font-size", "11");
+          label.textContent = fmt(w, 2);
+          svg.appendChild(label);
+        }
       });
     }
     labels.forEach(function (label, k) {
