@@ -38,6 +38,7 @@ from autograder.sandbox import outcome as outcomes
 from autograder.sandbox.client import Hangs, IsolationRefused, Level, Limits, Sandbox, prestart
 from autograder.sandbox.isolation import choose, readable_by_others
 from autograder.sourceonly import source_only
+from autograder.text import escape_controls
 
 __all__ = ["GradeOptions", "GradingError", "HandInRefused", "IsolationRefused", "grade", "seed_for", "with_note"]
 HandInRefused = intake.HandInRefused
@@ -404,7 +405,7 @@ def _grade_copy(options: GradeOptions, level: Level, taken: intake.TakenIn, star
         ]
         notes += [_(NOTE_INSTRUCTOR_READABLE).format(path=p) for p in _readable_instructor_modules()[:1]]
     return GradeReport(
-        submission=str(options.submission),
+        submission=escape_controls(str(options.submission)),  # a folder name a student chose
         steps=tuple(steps),
         public_only=options.hidden is None,
         seed=options.seed if options.hidden else None,

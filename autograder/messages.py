@@ -264,7 +264,7 @@ def _predicate(outcome: outcomes.Failure, function: str) -> str:
     if isinstance(outcome, outcomes.NotTakenIn):
         return _(NOT_TAKEN_IN).format(file=outcome.file, what=_(LEFT_OUT_KINDS.get(outcome.what, LEFT_OUT_OTHER)))
     if isinstance(outcome, outcomes.WroteTooMuch):
-        return _(WROTE_TOO_MUCH).format(limit=f"{outcome.limit_bytes / (1 << 20):g}")
+        return _(WROTE_TOO_MUCH).format(limit=f"{outcome.limit_bytes / (1 << 20):.0f}")
     return _(MALFORMED).format(detail=getattr(outcome, "detail", outcome.kind))
 
 

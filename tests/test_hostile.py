@@ -265,3 +265,16 @@ def test_doctor_warns_about_hand_ins_other_users_can_read(tmp_path: Path, capsys
         assert "is closed to other users" in capsys.readouterr().out
     finally:
         shutil.rmtree(hand_ins, ignore_errors=True)
+
+
+@pytest.mark.parametrize("where", ["reports/timing.json", "timing.json"])
+def test_a_timing_report_that_is_a_link_is_left_out_and_named(tmp_path: Path, where: str) -> None:
+    from autograder import intake
+
+    folder = tmp_path / "lab"
+    shutil.copytree(kit.STUBS, folder, ignore=shutil.ignore_patterns("__pycache__"))
+    (folder / where).parent.mkdir(parents=True, exist_ok=True)
+    (folder / where).symlink_to(kit.SOLUTIONS / "reports" / "timing.json")  # someone else's report
+    taken = intake.take_in(folder, tmp_path / "work" / "copy")
+    assert not (taken.folder / "reports" / "timing.json").exists()
+    assert [(i.path, i.kind) for i in taken.ignored] == [(where, "link")]

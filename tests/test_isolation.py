@@ -287,3 +287,18 @@ def test_a_python_installed_under_tmp_keeps_working_in_the_private_tmp(tmp_path:
         value, written, used = json.loads(done.stdout.strip().splitlines()[-1])
         assert (value, used) == (42, "namespaces")
         assert written != "written" and not (site / PROBE_PACKAGE / "planted.py").exists()
+
+
+def test_every_world_writable_folder_is_found_for_the_user_layer() -> None:
+    """The user layer cleans what a sandbox's uid leaves in every folder any user may write (not a list of three):
+    found as ``find / -xdev -perm -0002 -type d`` would, on every writable filesystem mounted here."""
+    import stat
+
+    from autograder.sandbox import writable
+
+    found = writable.world_writable()
+    assert "/tmp" in found and all(os.lstat(p).st_mode & stat.S_IWOTH for p in found)
+    expected = subprocess.run(
+        ["find", "/", "-xdev", "-type", "d", "-perm", "-0002"], capture_output=True, text=True, timeout=300
+    ).stdout.split()
+    assert set(expected) <= set(found) | {p for p in expected if not os.path.exists(p)}  # a folder gone meanwhile

@@ -319,23 +319,50 @@ def _gradescope_root(place: Path, upload: Path) -> Path:
     return root
 
 
+GRADESCOPE = "import sys\nfrom autograder.gradescope import runner\nsys.exit(runner.main())\n"
+GRADE_CELLS = """
+import json, sys
+from pathlib import Path
+from autograder.nbgrader_course import cells
+
+found = {}
+for student in ("links", "deep"):
+    outcome = cells._grade_once(Path(sys.argv[1]) / student, ("softmax",), None)
+    report = outcome.report
+    found[student] = {
+        "failure": outcome.failure,
+        "earned": report.step("softmax").earned if report else None,
+        "ignored": [[i.path, i.kind] for i in report.ignored] if report else [],
+        "isolation": report.isolation if report else None,
+    }
+print(json.dumps(found))
+"""
+
+
+def _env(level: Level, **more: str) -> dict[str, str]:
+    return {**os.environ, isolation.ENV_LEVEL: level.label, "ATTNLAB_KIT": str(kit.ROOT), **more}
+
+
 @pytest.mark.slow
+@pytest.mark.parametrize("level, python", layer_settings(), ids=lambda value: getattr(value, "label", ""))
 @pytest.mark.parametrize("student", ["links", "deep"])
 def test_the_gradescope_runner_holds_against_hostile_uploads(
-    hand_ins: Class, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, student: str
+    hand_ins: Class, student: str, level: Level, python: str
 ) -> None:
     from autograder.gradescope import runner
 
     root = _gradescope_root(hand_ins.root.parent, hand_ins.root / student)
     before = _snapshot(*hand_ins.honest, hand_ins.outside)
-    monkeypatch.setenv(runner.ENV_ROOT, str(root))
-    assert runner.main() == 0
+    done = subprocess.run([python, "-c", GRADESCOPE], env=_env(level, **{runner.ENV_ROOT: str(root)}), cwd="/",
+                          capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
     written = (root / "results" / "results.json").read_text(encoding="utf-8")
     document = json.loads(written)
     assert ESC not in written and document["score"] == 0
     if student == "deep":
         assert document["tests"] == [] and "nested more than 32 deep" in document["output"]
     else:
+        assert document["extra_data"]["isolation"] == level.label
         softmax = [t for t in document["tests"] if t["tags"][0] == "softmax"]
         assert softmax and all(t["score"] == 0 for t in softmax)
         assert any("symbolic link" in t["output"] for t in softmax)
@@ -343,12 +370,16 @@ def test_the_gradescope_runner_holds_against_hostile_uploads(
 
 
 @pytest.mark.slow
-def test_the_nbgrader_grade_cells_hold_against_hostile_hand_ins(hand_ins: Class) -> None:
+@pytest.mark.parametrize("level, python", layer_settings(), ids=lambda value: getattr(value, "label", ""))
+def test_the_nbgrader_grade_cells_hold_against_hostile_hand_ins(hand_ins: Class, level: Level, python: str) -> None:
     """The grade cells' request (the notebook's folder, public checks) through the same intake."""
-    from autograder.nbgrader_course import cells
-
-    links = cells._grade_once(hand_ins.root / "links", ("softmax",), None)
-    assert links.report is not None and links.report.step("softmax").earned == 0
-    assert ("softmax.py", "link") in {(item.path, item.kind) for item in links.report.ignored}
-    deep = cells._grade_once(hand_ins.root / "deep", ("softmax",), None)
-    assert deep.report is None and deep.failure.startswith("Your hand-in was not graded: its folders are nested")
+    before = _snapshot(*hand_ins.honest, hand_ins.outside)
+    done = subprocess.run([python, "-c", GRADE_CELLS, str(hand_ins.root)], env=_env(level), cwd="/",
+                          capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert found["links"]["earned"] == 0 and found["links"]["isolation"] == level.label
+    assert ["softmax.py", "link"] in found["links"]["ignored"]
+    assert found["deep"]["earned"] is None
+    assert found["deep"]["failure"].startswith("Your hand-in was not graded: its folders are nested")
+    assert _snapshot(*hand_ins.honest, hand_ins.outside) == before

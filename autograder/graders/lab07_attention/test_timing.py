@@ -52,9 +52,9 @@ SECONDS_AT = N_("{seconds} s at n = {n}")
 @pytest.fixture(scope="module")
 def found(lab: Lab) -> TimingReport | ReportError:
     """The submission's report, or what is wrong with it (read once per grading)."""
-    left_out = lab.sandbox.ignored.get(report.PATH)
-    if left_out is not None:  # a link or special file in the hand-in: the intake never followed it
-        return ReportError(messages.left_out(report.PATH, left_out))
+    left_out = [(path, kind) for path, kind in lab.sandbox.ignored.items() if path.endswith(report.FILE)]
+    if left_out and not (Path(lab.sandbox.submission) / report.PATH).is_file():  # a link: the intake never followed it
+        return ReportError(messages.left_out(*left_out[0]))
     try:
         return report.read(Path(lab.sandbox.submission) / report.PATH)
     except ReportError as error:
