@@ -115,11 +115,43 @@ def public_files() -> tuple[str, ...]:
     return tuple(found)
 
 
+@lru_cache(maxsize=1)
+def _public_binds() -> tuple[str, ...]:
+    """The fewest paths (package-relative) whose read-only binds show exactly :func:`public_files`: a folder every
+    file under which is public is one bind, any other folder's public files are bound one by one (each bind costs
+    bubblewrap a mount; a few hundred of them tripled its start-up)."""
+    public = set(public_files())
+    every: dict[str, list[str]] = {}
+    for path in PACKAGE.rglob("*"):
+        if path.is_file() or path.is_symlink():
+            relative = path.relative_to(PACKAGE).as_posix()
+            for depth in range(1, relative.count("/") + 1):
+                every.setdefault(relative.rsplit("/", depth)[0], []).append(relative)
+    def whole(folder: str) -> bool:
+        """Every file under ``folder`` is public, and stays so: a bytecode folder whose sources are not all public
+        would show the next ``.pyc`` an instructor module leaves there."""
+        names = every.get(folder, ())
+        caches = {n.rsplit("/", 2)[0] if n.count("/") > 1 else "" for n in names if "/__pycache__/" in f"/{n}"}
+        if folder.endswith("__pycache__"):
+            caches.add(folder.rsplit("/", 1)[0] if "/" in folder else "")
+        sources_public = all(
+            p.relative_to(PACKAGE).as_posix() in public for c in caches for p in (PACKAGE / c).glob("*.py")
+        )
+        return sources_public and all(name in public for name in names)
+
+    binds: list[str] = []
+    for relative in sorted(public):
+        folders = [relative.rsplit("/", d)[0] for d in range(relative.count("/"), 0, -1)]  # outermost first
+        whole_folder = next((f for f in folders if whole(f)), None)
+        binds.append(whole_folder if whole_folder is not None else relative)
+    return tuple(dict.fromkeys(binds))
+
+
 def _package_binds(made: set[str]) -> list[str]:
     """Read-only binds of exactly :func:`public_files`, at :data:`environment.PACKAGE_PARENT`."""
     target = f"{environment.PACKAGE_PARENT}/{PACKAGE.name}"
     args = [*_parents(f"{target}/x", made)]
-    for relative in public_files():
+    for relative in _public_binds():
         inside = f"{target}/{relative}"
         args += _parents(inside, made)
         args += ["--ro-bind", str(PACKAGE / relative), inside]
