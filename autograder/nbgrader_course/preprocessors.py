@@ -159,7 +159,7 @@ class FeedbackClearHiddenTests(ClearHiddenTests):
     ClearHiddenTests does not recognise it. The value is not used here: clearing hidden tests shows no output.
     """
 
-    display_data_priority = List(list(ClearHiddenTests.display_data_priority.default_value)).tag(config=True)
+    display_data_priority = List(ClearHiddenTests.class_traits()["display_data_priority"].default()).tag(config=True)
 
 
 class IsolatedKernelManager(AsyncKernelManager):
