@@ -74,5 +74,5 @@ def test_the_student_readme_installs_the_tested_torch_and_says_how_to_use_anothe
     command = f"python3 -m pip install --index-url {versions.TORCH_CPU_INDEX} torch=={versions.TESTED_TORCH}"
     lines = text.split("```sh\n")[1].split("```")[0].splitlines()
     assert lines == [command, "python3 -m pip install attnlab-0.1.0-py3-none-any.whl", "attnlab grade"]
-    assert "To use another torch" in text and "attnlab doctor" in text
+    assert "To use another torch" in text and "`attnlab doctor`" in text and "`attnlab workbench`" in text
     assert "--extra-index-url" not in text, "a CPU index out of reach would fall back to PyPI's CUDA build"

@@ -8,6 +8,7 @@ and the wheel inside the lab folder).
 from __future__ import annotations
 
 from autograder import tasks, versions
+from autograder.cli import STUDENT_COMMANDS
 
 TEXT = """# Lab 7: Transformers and attention (your kit)
 
@@ -41,8 +42,8 @@ runs in a separate, limited process: an exception, an endless loop or a crash
 costs only the checks that needed that call, and grading never changes your
 files.
 
-The grader has three commands: `attnlab grade`, `attnlab timing` and
-`attnlab doctor` (how your code is isolated while it is graded, and your torch).
+The grader's commands: {commands} (`attnlab doctor`: how your code is
+isolated while it is graded, and whether your torch is the tested release).
 
 These are the public checks. Your instructor also runs hidden checks, on fresh
 inputs with the same properties, worth the points the handout's table puts in
@@ -62,6 +63,7 @@ def text(wheel: str, *, inside_lab: bool) -> str:
         translation=handout.removesuffix(".md") + ".<language>.md",
         html=handout.removesuffix(".md") + ".html",
         cwd="in this folder" if inside_lab else f"in this folder (the one that holds `{lab}/`)",
+        commands=", ".join(f"`attnlab {name}`" for name in STUDENT_COMMANDS),
         torch=versions.TESTED_TORCH,
         torch_command=versions.install_command(),
         wheel=wheel,
