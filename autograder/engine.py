@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from autograder import messages, tasks
+from autograder import messages, stubbed, tasks
 from autograder.checking import CheckFailed, Lab
 from autograder.checklist import MARKERS, points_of, step_of, title_of
 from autograder.evidence import RECORDER
@@ -327,6 +327,10 @@ def grade(options: GradeOptions) -> GradeReport:
     _guard_imports(Path(options.submission))
     level = choose(Level.parse(options.isolation) if options.isolation else None)
     selected = options.steps or tuple(tasks.BY_ID)
+    # read before any student code runs: the functions whose stub error is still in the submitted modules
+    still_stubbed = stubbed.in_folder(
+        Path(options.submission), {s: tasks.step(s).module for s in selected if s in tasks.BY_ID}
+    )
     prestart(torch=_uses_torch(selected), level=level)  # the children's numpy (and torch) load while pytest collects
     _preload_torch(selected)
     plugin = GradingPlugin(options, level)
@@ -361,7 +365,7 @@ def grade(options: GradeOptions) -> GradeReport:
             plugin.results[n] for n in plugin.order if n in plugin.results and plugin.results[n].step == step.id
         )
         if checks:
-            steps.append(StepResult(step, checks))
+            steps.append(StepResult(step, checks, still_stubbed.get(step.id, ())))
     missing = [n for n in plugin.order if n not in plugin.results]
     if missing:
         raise GradingError(f"no result for {len(missing)} checks, e.g. {missing[0]}")
