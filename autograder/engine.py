@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from autograder import intake, messages, submission, tasks
+from autograder import intake, messages, stubbed, submission, tasks
 from autograder.checking import CheckFailed, Lab
 from autograder.checklist import MARKERS, points_of, step_of, title_of
 from autograder.evidence import RECORDER
@@ -360,6 +360,9 @@ def grade(options: GradeOptions) -> GradeReport:
 
 def _grade_copy(options: GradeOptions, level: Level, taken: intake.TakenIn, started: float) -> GradeReport:
     """Grade the intake's copy ``taken`` of ``options.submission``."""
+    selected = options.steps or tuple(tasks.BY_ID)
+    # read before any student code runs: the functions whose stub error is still in the modules taken in
+    still_stubbed = stubbed.in_folder(taken.folder, {s: tasks.step(s).module for s in selected if s in tasks.BY_ID})
     plugin = GradingPlugin(options, level, taken)
     paths = _grader_paths(options)
     args = [
@@ -392,7 +395,7 @@ def _grade_copy(options: GradeOptions, level: Level, taken: intake.TakenIn, star
             plugin.results[n] for n in plugin.order if n in plugin.results and plugin.results[n].step == step.id
         )
         if checks:
-            steps.append(StepResult(step, checks))
+            steps.append(StepResult(step, checks, still_stubbed.get(step.id, ())))
     missing = [n for n in plugin.order if n not in plugin.results]
     if missing:
         raise GradingError(f"no result for {len(missing)} checks, e.g. {missing[0]}")
