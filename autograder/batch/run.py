@@ -105,9 +105,7 @@ def layer(options: BatchOptions) -> Level:
     return isolation.choose(Level.parse(options.isolation) if options.isolation else None)
 
 
-def jobs_for(
-    options: BatchOptions, copies: dict[str, intake.TakenIn] | None = None
-) -> tuple[list[Job], list[Result]]:
+def jobs_for(options: BatchOptions, copies: dict[str, intake.TakenIn] | None = None) -> tuple[list[Job], list[Result]]:
     """One job per submission of ``options.submissions`` (from its private copy, when there is one), and a result
     for each student whose job could not even be made."""
     jobs, failed = [], []

@@ -127,6 +127,7 @@ def _public_binds() -> tuple[str, ...]:
             relative = path.relative_to(PACKAGE).as_posix()
             for depth in range(1, relative.count("/") + 1):
                 every.setdefault(relative.rsplit("/", depth)[0], []).append(relative)
+
     def whole(folder: str) -> bool:
         """Every file under ``folder`` is public, and stays so: a bytecode folder whose sources are not all public
         would show the next ``.pyc`` an instructor module leaves there."""
