@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from autograder import lanes, messages, tasks
+from autograder import grader_fixtures, lanes, messages, tasks
 from autograder.checking import CheckFailed, Lab
 from autograder.checklist import MARKERS, points_of, step_of, title_of
 from autograder.evidence import RECORDER
@@ -94,6 +94,7 @@ class GradingPlugin:
     def pytest_configure(self, config: pytest.Config) -> None:
         for line in MARKERS:
             config.addinivalue_line("markers", line)
+        config.stash[grader_fixtures.PLUGIN] = self
 
     def pytest_collection_modifyitems(
         self, session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
@@ -135,8 +136,7 @@ class GradingPlugin:
             )
         return self._hidden_files[path]
 
-    # -- fixtures -----------------------------------------------------------
-    @pytest.fixture(scope="module")
+    # -- what the fixtures serve (autograder.grader_fixtures) ----------------
     def lab(self, request: pytest.FixtureRequest) -> Lab:
         """The submission, for the step of this grader file, through that step's sandbox.
 
@@ -165,7 +165,6 @@ class GradingPlugin:
     def pytest_sessionfinish(self) -> None:
         self.close_sandboxes()
 
-    @pytest.fixture(scope="session")
     def ref(self) -> Reference:
         """The reference solution (hidden graders only; never shipped to students)."""
         if self._reference is None:
@@ -174,7 +173,6 @@ class GradingPlugin:
             self._reference = Reference(self.options.reference, tasks.modules_present(self.options.reference))
         return self._reference
 
-    @pytest.fixture
     def rng(self, request: pytest.FixtureRequest) -> np.random.Generator:
         """Hidden inputs for this check: the submission's seed and the check's own name."""
         if self.options.seed is None:
@@ -337,6 +335,18 @@ def _import_torch() -> None:
     torch.set_num_threads(1)
 
 
+# pytest's built-in plugins the graders never use (doctests, JUnit XML, tmp_path, monkeypatch, warnings capture,
+# pdb, unittest classes, ...): each is registered and scanned for fixtures at every grading (a fifth of pytest's
+# start-up, which a test suite grading 140 variants pays 140 times).
+UNUSED_PLUGINS = tuple(
+    argument
+    for name in (
+        "doctest", "junitxml", "pastebin", "stepwise", "legacypath", "tmpdir", "monkeypatch", "recwarn",
+        "faulthandler", "threadexception", "setuponly", "setupplan", "debugging", "warnings", "unittest", "subtests",
+    )
+    for argument in ("-p", f"no:{name}")
+)  # fmt: skip
+
 # What this environment's pytest would otherwise add to the graders' run: plugins installed in it (hypothesis,
 # pytest-benchmark, anyio... each loaded into the grader, some changing how tests run) and the user's options.
 PYTEST_SETTINGS = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTEST_PLUGINS": None, "PYTEST_ADDOPTS": None}
@@ -444,6 +454,7 @@ def _run_graders(
         "-p", "no:cacheprovider",
         "-p", "no:logging",  # its collection hook walks the loggers while the torch preload thread adds some
         "-p", "no:unraisableexception",  # it runs gc.collect() 5 times at the end: 0.65 s a student with torch loaded
+        *UNUSED_PLUGINS,
         "-s",
         "-q",
         "--strict-markers",
@@ -453,7 +464,7 @@ def _run_graders(
     try:
         with redirect_stdout(sink), redirect_stderr(sink), messages.plain_numbers(), source_only(trusted):
             with _own_pytest():
-                code = pytest.main(args, plugins=[plugin, PlainFailureReports()])
+                code = pytest.main(args, plugins=[plugin, PlainFailureReports(), grader_fixtures])
     finally:
         plugin.close_sandboxes()
     if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
