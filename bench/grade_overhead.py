@@ -15,7 +15,10 @@ the target holds, and, where a cpuacct cgroup can be made (Linux, as root), the 
 command started (fork servers and sandbox children included: what no other load changes). Not a test: timings
 on shared machines are noisy (the load average is printed with them); take the figures on a quiet machine.
 
-    python bench/grade_overhead.py [--repeats 5] [--single softmax --single kv_cache] [--all-steps]
+Then it prints the profile of the reference's and the stubs' grades (``bench/grade_profile.py``): what each
+phase, step and fixed cost takes, for the README's table.
+
+    python bench/grade_overhead.py [--repeats 5] [--single softmax --single kv_cache] [--all-steps] [--no-profile]
 """
 
 from __future__ import annotations
@@ -128,6 +131,11 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--single", action="append", choices=list(tasks.BY_ID), help="a single step to time")
     parser.add_argument("--all-steps", action="store_true", help="time every step alone")
+    parser.add_argument(
+        "--no-profile",
+        action="store_true",
+        help="skip the profiles (bench/grade_profile.py of the reference and stubs)",
+    )
     args = parser.parse_args()
     singles = tuple(tasks.BY_ID) if args.all_steps else tuple(args.single or SINGLE)
     bench = commands(singles)
@@ -153,6 +161,10 @@ def main() -> None:
         if command.floor:
             line += f"\n{'':34s} {verdict(command, by_label[command.floor])}"
         print(line)
+    if not args.no_profile:  # what the README's profile table shows, for the same machine and load
+        for folder in (SOLUTIONS, STUBS):
+            print(flush=True)
+            subprocess.run([sys.executable, str(ROOT / "bench" / "grade_profile.py"), folder], cwd=ROOT, check=True)
 
 
 if __name__ == "__main__":
