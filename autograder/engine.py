@@ -152,7 +152,7 @@ class GradingPlugin:
                 self.options.limits,
                 self.hangs,
                 self.level,
-                torch=step.torch or not self.numpy_children,
+                torch=step.child_uses_torch or not self.numpy_children,
                 cpus=self.cpus(),
             )
         return Lab(self._sandboxes[step.id], step)
@@ -291,10 +291,6 @@ def _guard_imports(submission: Path) -> None:
             )
 
 
-def _uses_torch(steps: tuple[str, ...]) -> bool:
-    return any(tasks.step(s).torch for s in steps if s in tasks.BY_ID)
-
-
 TORCH_MODULES = frozenset(step.module for step in tasks.STEPS if step.torch)
 
 
@@ -387,8 +383,8 @@ def grade(options: GradeOptions) -> GradeReport:
     selected = tuple(options.steps or tasks.BY_ID)
     # the children's numpy (and torch) load while pytest collects; numpy-only steps fork from a server without torch
     numpy_children = not mentions_torch(options.submission)
-    torch_children = _uses_torch(selected) or not numpy_children
-    prestart(torch=torch_children, level=level, numpy=numpy_children and not all(_uses_torch((s,)) for s in selected))
+    child_torch = [tasks.step(s).child_uses_torch for s in selected]
+    prestart(torch=any(child_torch) or not numpy_children, level=level, numpy=numpy_children and not all(child_torch))
     split = lanes.plan(selected)
     if split is None:
         steps = _run_graders(options, level, selected)

@@ -40,11 +40,17 @@ class Step:
     torch: bool = False  # the step's modules use PyTorch (the grader's reference imports it too)
     measures_time: bool = False  # its checks time student code: graded on a CPU no other step's work shares
     grader_torch: bool | None = None  # its checks use torch in the grader's own process (None: as ``torch``)
+    child_torch: bool | None = None  # its sandbox children may load torch modules (None: as ``torch``)
 
     @property
     def grader_uses_torch(self) -> bool:
         """Whether grading this step imports torch in the grader (its reference, hidden checks or diagnoses)."""
         return self.torch if self.grader_torch is None else self.grader_torch
+
+    @property
+    def child_uses_torch(self) -> bool:
+        """Whether this step's sandbox children may load torch (they fork from the fork server that has it)."""
+        return self.torch if self.child_torch is None else self.child_torch
 
     @property
     def public_points(self) -> float:
@@ -124,7 +130,14 @@ STEPS: tuple[Step, ...] = (
         measures_time=True,
         grader_torch=False,  # the report is data, the measurements run in the sandbox
     ),
-    Step("predictions", "Predict first, then check", _prediction_points(), 0, ("PREDICTIONS",)),
+    Step(
+        "predictions",
+        "Predict first, then check",
+        _prediction_points(),
+        0,
+        ("PREDICTIONS",),
+        child_torch=True,  # a question may be checked by running any of the student's modules (kv_cache is torch)
+    ),
 )
 BY_ID = {step.id: step for step in STEPS}
 MODULES = tuple(step.module for step in STEPS)

@@ -143,6 +143,14 @@ def test_the_grader_preloads_torch_only_for_torch_steps(monkeypatch: pytest.Monk
     assert started == ["_import_torch", "_import_torch"]
     assert {s.id for s in tasks.STEPS if s.torch} == {"kv_cache", "reference_check", "toy_gpt", "timing"}
     assert {s.id for s in tasks.STEPS if s.grader_uses_torch} == {"kv_cache", "reference_check", "toy_gpt", "gradients"}
+    # the children of these fork from the fork server with torch (predictions: a question may run any module)
+    assert {s.id for s in tasks.STEPS if s.child_uses_torch} == {
+        "kv_cache",
+        "reference_check",
+        "toy_gpt",
+        "timing",
+        "predictions",
+    }
 
 
 def test_numpy_only_grading_does_not_preload_torch(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -176,3 +184,31 @@ def test_children_run_on_the_cpus_they_are_given(folder: Path, level: Level) -> 
         assert box.call("cpus", "cpus") == every
     with Sandbox(folder, isolation=level, cpus=(every[-1],)) as box:
         assert box.call("cpus", "cpus") == [every[-1]]
+
+
+def test_numpy_steps_fork_without_torch_unless_the_submission_uses_torch_there(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A numpy step's child forks from the server without torch; a softmax written with torch (a valid
+    alternative) gets the server with torch, so its calls do not pay torch's import."""
+    from autograder import engine
+    from tests import kit
+
+    made: list[bool | None] = []
+
+    class Recorded(Sandbox):
+        def __init__(self, *args, **kwargs) -> None:
+            super().__init__(*args, **kwargs)
+            made.append(self.torch)
+
+    monkeypatch.setattr(engine, "Sandbox", Recorded)
+    assert not engine.mentions_torch(kit.SOLUTIONS) and not engine.mentions_torch(kit.STUBS)
+    kit.grade(kit.STUBS, steps=("softmax", "kv_cache"), public_only=True)
+    assert made == [False, True]
+    (tmp_path / "softmax.py").write_text(
+        "import torch\n\n\ndef softmax(x, axis=-1):\n    return torch.softmax(x, axis)\n"
+    )
+    assert engine.mentions_torch(tmp_path)
+    made.clear()
+    kit.grade(tmp_path, steps=("softmax",), public_only=True)
+    assert made == [True]
