@@ -41,6 +41,14 @@ def mistake_id(key: str) -> str:
     return key.partition(SIGNATURE)[0]
 
 
+AND = "&"  # joins the mistakes of a composed diagnosis: "missing_scale&softmax_query_axis"
+
+
+def parts(mistake: str) -> tuple[str, ...]:
+    """The single mistakes a (possibly composed) mistake id names: ``"a&b"`` -> ``("a", "b")``."""
+    return tuple(mistake_id(part) for part in mistake.split(AND))
+
+
 def identify(got: np.ndarray, wrong_answers: Mapping[str, np.ndarray]) -> str | None:
     """The id of the first mistake whose wrong answer equals ``got``, if any."""
     for key, wrong in wrong_answers.items():
