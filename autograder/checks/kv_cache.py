@@ -44,8 +44,21 @@ def expect_appends(got: Got, keys: Sequence[np.ndarray], values: Sequence[np.nda
             expect_close(
                 Got(got.step, f"{after}, cache.{name}", cached),
                 np.concatenate(chunks[: index + 1], axis=-2),
-                wrong={"cache_keeps_last_only": chunks[index]},
+                wrong={"cache_keeps_last_only": chunks[index], **wrong_axes(chunks[: index + 1])},
             )
+
+
+def wrong_axes(chunks: Sequence[np.ndarray]) -> dict[str, np.ndarray]:
+    """The cached arrays of a cache that joins its chunks along another axis than the token axis (-2)."""
+    found = {}
+    for axis in range(-chunks[0].ndim, 0):
+        if axis == -2:
+            continue
+        try:
+            found[f"cache_wrong_axis+{axis}"] = np.concatenate(chunks, axis=axis)
+        except ValueError:  # the chunks differ along the other axes: that join raises in the student's code too
+            continue
+    return found
 
 
 def expect_incremental(
