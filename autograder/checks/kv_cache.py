@@ -31,6 +31,12 @@ def expect_appends(got: Got, keys: Sequence[np.ndarray], values: Sequence[np.nda
     sizes = [k.shape[-2] for k in keys]
     for index, (length, cached_k, cached_v) in enumerate(got.value):
         after = _("{call}: after append {number}").format(call=got.call, number=index + 1)
+        for name, chunks, cached in (("keys", keys, cached_k), ("values", values, cached_v)):  # what they hold tells
+            expect_close(  # more than their count, so they are checked first
+                Got(got.step, f"{after}, cache.{name}", cached),
+                np.concatenate(chunks[: index + 1], axis=-2),
+                wrong={"cache_keeps_last_only": chunks[index], **wrong_axes(chunks[: index + 1])},
+            )
         n, total = Got(got.step, f"{after}, len(cache)", length), sum(sizes[: index + 1])
         expect_that(
             n,
@@ -40,12 +46,6 @@ def expect_appends(got: Got, keys: Sequence[np.ndarray], values: Sequence[np.nda
             value=np.asarray(n.number()),
             wrong={"cache_keeps_last_only": np.asarray(sizes[index])},
         )
-        for name, chunks, cached in (("keys", keys, cached_k), ("values", values, cached_v)):
-            expect_close(
-                Got(got.step, f"{after}, cache.{name}", cached),
-                np.concatenate(chunks[: index + 1], axis=-2),
-                wrong={"cache_keeps_last_only": chunks[index], **wrong_axes(chunks[: index + 1])},
-            )
 
 
 def wrong_axes(chunks: Sequence[np.ndarray]) -> dict[str, np.ndarray]:

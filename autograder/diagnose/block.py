@@ -96,8 +96,8 @@ def norm_model(
     spreads = {
         "var": lambda: x.var(axis=axis, keepdims=True),
         "sample": lambda: x.var(axis=axis, keepdims=True, ddof=1),
-        "mean_square": lambda: np.mean(x**2, axis=axis, keepdims=True),
-        "sum_square": lambda: np.sum(x**2, axis=axis, keepdims=True),
+        "mean_square": lambda: np.mean(y**2, axis=axis, keepdims=True),
+        "sum_square": lambda: np.sum(y**2, axis=axis, keepdims=True),
     }
     s = spreads[spread]()
     if eps_at == "outside":

@@ -92,7 +92,6 @@ def kv_cache_bytes_variants(
     ``n_kv_heads``: the call's KV heads, for the mistake that counts them twice.
     """
     correct = np.asarray(correct, dtype=float)
-    factors = {"kv_missing_factor_two": 0.5, "kv_bytes_bits": 8.0, "kv_bytes_bits+divided": 1 / 8}
-    if n_kv_heads not in (None, 1):
-        factors["kv_bytes_extra_heads_factor"] = float(n_kv_heads)
+    factors = {"kv_bytes_extra_heads_factor": float(n_kv_heads)} if n_kv_heads not in (None, 1) else {}
+    factors.update({"kv_missing_factor_two": 0.5, "kv_bytes_bits": 8.0, "kv_bytes_bits+divided": 1 / 8})
     return {mistake: correct / f if inverse else correct * f for mistake, f in factors.items()}

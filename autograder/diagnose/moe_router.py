@@ -92,7 +92,8 @@ def route_model(
 
     ``gates``: the softmax over the ``"chosen"`` scores, over ``"all"`` the experts (then gathered), the
     ``"raw"`` scores or their ``"sigmoid"``; ``order``: ``"best_first"``, ``"ascending"``, the ``"lowest"`` k,
-    or ``"unsorted"`` (argpartition's order); ``squeeze``: the k axis dropped when ``k = 1``.
+    ``"unsorted"`` (argpartition's order) or ``"by_index"`` (the chosen experts by index);
+    ``squeeze``: the k axis dropped when ``k = 1``.
     """
     s = np.asarray(x, dtype=float) @ np.asarray(W_r, dtype=float)  # (..., n_experts)
     best = np.argsort(-s, axis=-1, kind="stable")[..., :k]
@@ -101,6 +102,7 @@ def route_model(
         "ascending": lambda: best[..., ::-1],
         "lowest": lambda: np.argsort(s, axis=-1, kind="stable")[..., :k],
         "unsorted": lambda: np.argpartition(-s, kth=k - 1, axis=-1)[..., :k],
+        "by_index": lambda: np.sort(best, axis=-1),
     }[order]()
     chosen = np.take_along_axis(s, indices, axis=-1)
     weights = {
@@ -120,7 +122,8 @@ ROUTE_EDITS = (
     edit(MISTAKES["gates_sigmoid"], "gates", "sigmoid"),
     edit(MISTAKES["topk_ascending"], "order", "ascending"),
     edit(MISTAKES["topk_lowest"], "order", "lowest"),
-    edit(MISTAKES["topk_unsorted"], "order", "unsorted"),
+    edit(MISTAKES["topk_unsorted"], "order", "unsorted", "argpartition"),
+    edit(MISTAKES["topk_unsorted"], "order", "by_index", "by_index"),
     edit(MISTAKES["topk_axis_dropped"], "squeeze", True),
 )
 EDITS = ROUTE_EDITS
@@ -158,7 +161,7 @@ def moe_layer_variants(ref, x: np.ndarray, W_r: np.ndarray, experts, k: int) -> 
     out = {
         name: mix(outputs, i, g)
         for name, (i, g) in route_variants(ref, x, W_r, k).items()
-        if np.shape(i) == np.shape(indices) and name not in ("topk_ascending", "topk_unsorted")
+        if np.shape(i) == np.shape(indices) and name.partition("+")[0] not in ("topk_ascending", "topk_unsorted")
     }
     out["moe_output_unweighted"] = mix(outputs, indices, np.ones_like(gates))
     return out

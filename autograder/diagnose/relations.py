@@ -331,6 +331,8 @@ def _permuted(got: np.ndarray, expected: np.ndarray, context: Mapping[str, float
 
 def _first_only(got: np.ndarray, expected: np.ndarray, context: Mapping[str, float]) -> Relation | None:
     """Right on index 0 of one axis and wrong elsewhere: the first row, column, or batch or head entry."""
+    if got.ndim == 0:
+        return None
     candidates = [got.ndim - 2, got.ndim - 1, *range(got.ndim - 2)] if got.ndim >= 2 else [0]
     for axis in candidates:
         if got.shape[axis] < 2:
@@ -415,7 +417,8 @@ def shape_relation(got: tuple[int, ...], expected: tuple[int, ...]) -> Relation 
         ratios = [(g / e if e else 0.0) for g, e in zip(got, expected)]
         longer = [a for a, r in enumerate(ratios) if r > 1]
         shorter = [a for a, r in enumerate(ratios) if 0 < r < 1]
-        if len(longer) == len(shorter) == 1 and abs(ratios[longer[0]] * ratios[shorter[0]] - 1) < 1e-9:
+        whole = len(longer) == 1 and float(ratios[longer[0]]).is_integer()
+        if whole and len(shorter) == 1 and abs(ratios[longer[0]] * ratios[shorter[0]] - 1) < 1e-9:
             factor = ratios[longer[0]]
             return relation(
                 "shape_joined",

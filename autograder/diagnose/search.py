@@ -114,6 +114,9 @@ def generate(
                 seen.add(fingerprint)
         found: dict[str, Any] = {}
         for chosen in compositions(edits, depth):
+            key = AND.join(e.key for e in chosen)
+            if key in (known or {}):
+                continue  # a hand-written answer of that name is kept
             try:
                 value = model(*args, **kwargs, **{e.knob: e.value for e in chosen})
             except (ValueError, IndexError, TypeError, ZeroDivisionError, FloatingPointError, RuntimeError):
@@ -125,7 +128,7 @@ def generate(
             if fingerprint in seen:
                 continue
             seen.add(fingerprint)
-            found[AND.join(e.key for e in chosen)] = value
+            found[key] = value
     return found
 
 

@@ -86,6 +86,11 @@ def _incremental(lab: Lab, name: str, text: str, tolerance: dict | None = None) 
 def test_appends(lab: Lab) -> None:
     """KVCache keeps every appended token in order: its length, keys and values after each append"""
     keys, values = kv_cases.INPUTS["appends"]["keys"], kv_cases.INPUTS["appends"]["values"]
+    # one token at a time first, as decoding appends: chunks of one size also show a cache joined on another axis
+    one_k, one_v = (np.split(chunks[-1], chunks[-1].shape[-2], axis=-2) for chunks in (keys, values))
+    text = _(APPENDS).format(sizes=", ".join("1" * len(one_k)), shapes="k (2, 1, 3), v (2, 1, 5)")
+    got = lab.probe("kv_cache_appends", [AsTorch(k) for k in one_k], [AsTorch(v) for v in one_v], text=text)
+    expect_appends(got, one_k, one_v)
     sizes = [k.shape[-2] for k in keys]
     text = _(APPENDS).format(sizes=", ".join(map(str, sizes)), shapes="k (2, t, 3), v (2, t, 5)")
     got = lab.probe("kv_cache_appends", [AsTorch(k) for k in keys], [AsTorch(v) for v in values], text=text)
