@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from autograder import chapter, cli, tasks
-from autograder.handout import blocks, checks, contract, figures, generate, html
+from autograder.handout import blocks, checks, contract, figures, generate, html, workbench_figure
 from autograder.kit import Kit
 
 KIT = Kit.source_tree()
@@ -202,7 +202,7 @@ def test_figures_are_reproducible_byte_for_byte(fresh_figures: dict[str, bytes])
 
 def test_every_figure_is_used_and_every_image_exists() -> None:
     used = set(IMAGE_REF.findall(markdown()))
-    made = {f"figures/{name}.png" for name in figures.FIGURES}
+    made = {f"figures/{name}.png" for name in (*figures.FIGURES, workbench_figure.NAME)}  # the screenshot too
     assert used == made, (
         f"figures drawn but not shown: {sorted(made - used)}; shown but not drawn: {sorted(used - made)}"
     )
@@ -241,7 +241,7 @@ def test_html_page_has_every_step_anchor(page: str) -> None:
 def test_html_page_is_self_contained_with_math_and_figures(page: str) -> None:
     assert not re.search(r'(src|href)="(https?:)?//', page), "the page must not load anything from the network"
     assert "<script" not in page and "<link" not in page
-    assert page.count('src="data:image/png;base64,') == len(figures.FIGURES)
+    assert page.count('src="data:image/png;base64,') == len(figures.FIGURES) + 1  # and the workbench screenshot
     assert page.count("<math") > 50
     prose = re.sub(r"<(pre|code)>.*?</\1>", "", page, flags=re.DOTALL)
     assert "$" not in re.sub(r"<math.*?</math>", "", prose, flags=re.DOTALL), "some TeX was left unconverted"

@@ -62,7 +62,7 @@ def test_html_page_is_turkish_and_self_contained(tmp_path) -> None:
     page = html.build(KIT, tmp_path / "page.html", LANG).read_text(encoding="utf-8")
     assert '<html lang="tr">' in page
     assert not re.search(r'(src|href)="(https?:)?//', page) and "<script" not in page
-    assert page.count('src="data:image/png;base64,') == 7
+    assert page.count('src="data:image/png;base64,') == 8  # 7 figures and the workbench screenshot
     assert {s.anchor for s in tasks.STEPS} <= set(re.findall(r'\bid="([^"]+)"', page))
 
 

@@ -21,7 +21,7 @@ from types import ModuleType
 from autograder.cli.common import EXIT_USAGE
 
 # Module names, in the order `attnlab --help` lists them. The instructor ones are left out of the student wheel.
-STUDENT_COMMANDS = ("grade", "timing", "doctor")
+STUDENT_COMMANDS = ("grade", "timing", "workbench", "doctor")
 INSTRUCTOR_COMMANDS = {  # command name -> module
     "stubs": "stubs",
     "snapshot": "snapshot",

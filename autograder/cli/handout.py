@@ -37,13 +37,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Carry out ``attnlab handout`` with parsed ``args``; the exit status."""
-    from autograder.handout import browser, figures, generate, html
+    from autograder.handout import browser, figures, generate, html, workbench_figure
     from autograder.i18n import catalogs
 
     kit = Kit(Path(args.root).resolve()) if args.root else Kit.source_tree()
     if args.check:
         stale = [f"{path.relative_to(kit.root)} (generated blocks)" for path in generate.stale(kit)]
-        stale += [f"handouts/figures/{name}" for name in figures.stale(kit)]
+        stale += [f"handouts/figures/{name}" for name in figures.stale(kit) + workbench_figure.stale(kit)]
         stale += [f"{name} (catalogs)" for name in catalogs.stale(kit.root)]
         for item in stale:
             print(f"stale: {item} (run: attnlab i18n, then attnlab handout)")
@@ -57,6 +57,8 @@ def run(args: argparse.Namespace) -> int:
     for path in generate.write(kit):
         print(f"wrote {path}")
     for path in figures.write(kit):
+        print(f"wrote {path}")
+    for path in workbench_figure.write(kit):  # a screenshot: taken where chromium is, else the committed one stays
         print(f"wrote {path}")
     english = Path(args.html) if args.html else None
     pages = [html.build(kit, english)]

@@ -59,9 +59,11 @@ def dom(page: Path, budget_ms: int = 5000) -> str:
     return result.stdout
 
 
-def screenshot(page: Path, out: Path, width: int = 1100, height: int = 6000) -> Path:
-    """A PNG of the top ``height`` pixels of ``page`` in a window ``width`` pixels wide."""
-    return _run([f"--window-size={width},{height}", f"--screenshot={out.resolve()}", page.resolve().as_uri()], out)
+def screenshot(page: Path, out: Path, width: int = 1100, height: int = 6000, fragment: str = "") -> Path:
+    """A PNG of the top ``height`` pixels of ``page`` in a window ``width`` pixels wide; ``fragment`` (after ``#``
+    in the address) chooses a state of a page that reads one, such as the workbench's."""
+    address = page.resolve().as_uri() + (f"#{fragment}" if fragment else "")
+    return _run([f"--window-size={width},{height}", f"--screenshot={out.resolve()}", address], out)
 
 
 def pdf(page: Path, out: Path) -> Path:

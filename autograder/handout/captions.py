@@ -20,6 +20,13 @@ class Caption:
 
 FIGURE = N_("Figure {number}.")
 CAPTIONS: dict[str, Caption] = {
+    "workbench": Caption(  # a screenshot (autograder/handout/workbench_figure.py), not a matplotlib figure
+        N_("The workbench page: stage 2 of the worked example, with a clicked score and the sum behind it"),
+        N_(
+            "`attnlab workbench` run on the reference solution: the score of içti against sütü clicked in stage 2. "
+            "Your page shows your own numbers beside the chapter's."
+        ),
+    ),
     "worked_example": Caption(
         N_("Scaled scores and attention weights of the worked example, each cell with its value"),
         N_(

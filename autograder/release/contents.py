@@ -1,13 +1,16 @@
 """The public engine: the ``autograder`` package without what only instructors run.
 
 A student's wheel (and the Gradescope zip's) holds the grader, the public
-checks and their snapshots, the sandbox, the timing tools, the notebook's grade
-cells and the Gradescope runner. It leaves out the instructor's commands and
-what they need: stub generation (it names the solution markers), the handout
-builder, the nbgrader course writer (its notebook source holds the hidden-test
-blocks and the model answers), the release and Gradescope builders, batch
-grading, the catalogs' tools and sources (the compiled ``.mo`` catalogs ship).
-A kit test checks that no public module imports a left-out one.
+checks and their snapshots, the sandbox, the timing tools, the workbench (its
+modules, its page's script and style under ``workbench/static``, and its
+probes), the notebook's grade cells and the Gradescope runner. It leaves out
+the instructor's commands and what they need: stub generation (it names the
+solution markers), the handout builder (the workbench's screenshot for the
+handout included, ``handout/workbench_figure.py``), the nbgrader course writer
+(its notebook source holds the hidden-test blocks and the model answers), the
+release and Gradescope builders, batch grading, the catalogs' tools and sources
+(the compiled ``.mo`` catalogs ship). A kit test checks that no public module
+imports a left-out one.
 """
 
 from __future__ import annotations

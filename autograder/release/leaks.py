@@ -42,7 +42,7 @@ MARKERS = (  # (an answer line is a solution line, below; the "# ANSWER" mark al
     "END HIDDEN TESTS",
     "Model answer (instructor)",
 )
-TEXT = (".py", ".ipynb", ".md", ".txt", ".json", ".html", ".toml", ".cfg", ".ini", ".sh", "")
+TEXT = (".py", ".ipynb", ".md", ".txt", ".json", ".html", ".js", ".css", ".toml", ".cfg", ".ini", ".sh", "")
 ARCHIVES = (".whl", ".zip")
 HIDDEN_NAME = re.compile(r"test_\w+_hidden\.py$")
 PUBLIC_GRADERS = PACKAGE / "graders" / tasks.LAB
