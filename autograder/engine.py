@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from autograder import grader_fixtures, lanes, messages, tasks
+from autograder import grader_fixtures, lanes, messages, stubbed, tasks
 from autograder.checking import CheckFailed, Lab
 from autograder.checklist import MARKERS, points_of, step_of, title_of
 from autograder.evidence import RECORDER
@@ -381,15 +381,19 @@ def grade(options: GradeOptions) -> GradeReport:
     _guard_imports(Path(options.submission))
     level = choose(Level.parse(options.isolation) if options.isolation else None)
     selected = tuple(options.steps or tasks.BY_ID)
+    # read before any student code runs: the functions whose stub error is still in the submitted modules
+    still_stubbed = stubbed.in_folder(
+        Path(options.submission), {s: tasks.step(s).module for s in selected if s in tasks.BY_ID}
+    )
     # the children's numpy (and torch) load while pytest collects; numpy-only steps fork from a server without torch
     numpy_children = not mentions_torch(options.submission)
     child_torch = [tasks.step(s).child_uses_torch for s in selected]
     prestart(torch=any(child_torch) or not numpy_children, level=level, numpy=numpy_children and not all(child_torch))
     split = lanes.plan(selected)
     if split is None:
-        steps = _run_graders(options, level, selected)
+        steps = _run_graders(options, level, selected, still_stubbed)
     else:
-        steps = _run_in_lanes(options, level, split)
+        steps = _run_in_lanes(options, level, split, still_stubbed)
     notes = []
     if options.hidden is None and not options.public_only:
         notes.append(_(NOTE_NO_HIDDEN))
@@ -408,23 +412,27 @@ def grade(options: GradeOptions) -> GradeReport:
     )
 
 
-def _run_in_lanes(options: GradeOptions, level: Level, split: lanes.Plan) -> tuple[StepResult, ...]:
+def _run_in_lanes(
+    options: GradeOptions, level: Level, split: lanes.Plan, still_stubbed: dict[str, tuple[str, ...]]
+) -> tuple[StepResult, ...]:
     """The main steps graded here while the timing lane grades the steps that measure time on its own CPU."""
     from autograder.report import serialize
 
     def timed_lane() -> str:
-        steps = _run_graders(options, level, split.timed, cpus=lambda: split.reserved)
+        steps = _run_graders(options, level, split.timed, still_stubbed, cpus=lambda: split.reserved)
         return serialize.report_json(GradeReport(str(options.submission), steps, options.hidden is None, options.seed))
 
     with lanes.overlapping(split, timed_lane) as lane:
-        main = _run_graders(options, level, split.main, cpus=lambda: split.others if lane.running else None)
+        main = _run_graders(
+            options, level, split.main, still_stubbed, cpus=lambda: split.others if lane.running else None
+        )
     text, problem = lane.result()
     if text is not None:
         timed = serialize.report_from_json(text).steps
     elif problem.startswith(GradingError.__name__ + ":"):
         raise GradingError(problem.partition(":")[2].strip())
     else:  # the lane itself failed (not its graders): its steps are graded here, after the others
-        timed = _run_graders(options, level, split.timed)
+        timed = _run_graders(options, level, split.timed, still_stubbed)
     order = {step.id: index for index, step in enumerate(tasks.STEPS)}
     return tuple(sorted((*main, *timed), key=lambda result: order[result.step.id]))
 
@@ -433,6 +441,7 @@ def _run_graders(
     options: GradeOptions,
     level: Level,
     selected: tuple[str, ...],
+    still_stubbed: dict[str, tuple[str, ...]],
     cpus: Callable[[], tuple[int, ...] | None] = lambda: None,
 ) -> tuple[StepResult, ...]:
     """Run the graders of the ``selected`` steps under pytest in this process; each step's results, in order."""
@@ -471,7 +480,7 @@ def _run_graders(
             plugin.results[n] for n in plugin.order if n in plugin.results and plugin.results[n].step == step.id
         )
         if checks:
-            steps.append(StepResult(step, checks))
+            steps.append(StepResult(step, checks, still_stubbed.get(step.id, ())))
     missing = [n for n in plugin.order if n not in plugin.results]
     if missing:
         raise GradingError(f"no result for {len(missing)} checks, e.g. {missing[0]}")

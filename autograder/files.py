@@ -14,10 +14,12 @@ import tempfile
 from pathlib import Path
 
 
-def write_atomically(path: Path, text: str, *, mode: int = 0o644) -> Path:
-    """Write ``text`` (UTF-8) to ``path``, making its folder if needed; ``path``."""
+def write_atomically(path: Path, text: str, *, mode: int = 0o644, make_folder: bool = True) -> Path:
+    """Write ``text`` (UTF-8) to ``path``, making its folder if needed (unless ``make_folder`` is False: then a
+    missing folder is a ``FileNotFoundError``); ``path``."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    if make_folder:
+        path.parent.mkdir(parents=True, exist_ok=True)
     fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as file:

@@ -125,3 +125,38 @@ def test_two_hidden_folders_in_one_process(tmp_path: Path) -> None:
         )
     )
     assert first.earned == second.earned == tasks.step("softmax").points
+
+
+@pytest.mark.parametrize(
+    "option, path, words",
+    [
+        ("--html", "missing/dir/r.html", "does not exist"),
+        ("--json", "missing/r.json", "does not exist"),
+        ("--json", ".", "is a folder"),
+        ("--html", "file.txt/r.html", "is not a folder"),
+        ("--json", "/proc/r.json", "is not writable"),
+    ],
+)
+def test_an_output_path_that_cannot_be_written_is_one_sentence_before_grading(
+    tmp_path: Path, option: str, path: str, words: str
+) -> None:
+    (tmp_path / "file.txt").write_text("x", encoding="utf-8")
+    before = sorted(tmp_path.rglob("*"))
+    done = run_cli("grade", str(kit.STUBS), "--step", "softmax", option, path, cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert done.stdout == "", "grading started"
+    assert len(done.stderr.strip().splitlines()) == 1 and words in done.stderr and option in done.stderr, done.stderr
+    assert sorted(tmp_path.rglob("*")) == before, "a folder or file was made"
+
+
+def test_the_html_report_links_the_lab_folders_handout(tmp_path: Path) -> None:
+    from autograder.cli import grade
+    from autograder.report import render_html
+
+    lab = tmp_path / "lab"
+    (lab / "handouts").mkdir(parents=True)
+    (lab / render_html.handout_page("en")).write_text("<html></html>", encoding="utf-8")
+    (tmp_path / "out").mkdir()
+    assert grade.handout_href(lab, None, tmp_path / "out" / "r.html") == "../lab/handouts/lab07_attention.html"
+    assert grade.handout_href(lab, None, lab / "r.html") == "handouts/lab07_attention.html"
+    assert grade.handout_href(tmp_path / "elsewhere", None, lab / "r.html") is None

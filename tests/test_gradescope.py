@@ -10,31 +10,37 @@ import shutil
 import stat
 import subprocess
 import zipfile
+from dataclasses import replace
 from pathlib import Path
 
 import nbformat
 import pytest
 
-from autograder import stubs, submission, tasks
+from autograder import stubs, submission, tasks, versions
 from autograder.gradescope import build, results, runner
+from autograder.report.model import CheckResult, GradeReport, StepResult
 from tests import kit
 
 LAB = tasks.LAB
 TEST = {"name", "number", "score", "max_score", "status", "output", "output_format", "tags", "visibility", "extra_data"}
+NEUTRAL = TEST - {"score", "max_score", "status"}  # a check Gradescope shows as neither passed nor failed
 FEW = ("softmax", "mask")  # the steps graded in every case but the reference's (a whole lab takes longer)
 
 
 def assert_valid_results(document: dict) -> None:
     """Gradescope's results.json: the keys and types its specification gives."""
     assert isinstance(document["score"], float) and isinstance(document["execution_time"], float)
-    assert isinstance(document["output"], str) and document["output_format"] == results.MARKDOWN
+    assert isinstance(document["output"], str) and document["output"] and document["output_format"] == results.MARKDOWN
     assert {"seed", "kit_version", "isolation"} <= set(document["extra_data"])
+    assert document["stdout_visibility"] == "hidden"
     for test in document["tests"]:
-        assert set(test) == TEST, set(test) ^ TEST
-        assert test["status"] in {"passed", "failed"} and test["output_format"] == "md"
+        assert set(test) in (TEST, NEUTRAL), set(test) ^ TEST
+        assert test.get("status", "passed") in {"passed", "failed"} and test["output_format"] == "md"
         assert test["visibility"] in {"visible", "after_published"} and test["tags"][0] in tasks.BY_ID
-        assert 0 <= test["score"] <= test["max_score"]
-    assert document["score"] == pytest.approx(sum(t["score"] for t in document["tests"]))
+        assert 0 <= test.get("score", 0) <= test.get("max_score", 0)
+        assert test["extra_data"]["id"].startswith(f"{test['tags'][0]}/") and test["extra_data"]["state"]
+        assert test["name"] and "/" not in test["name"].split(":")[0]  # a title, not the id
+    assert document["score"] == pytest.approx(sum(t.get("score", 0) for t in document["tests"]))
 
 
 # -- fast: the pieces --------------------------------------------------------------------------------------------
@@ -46,6 +52,49 @@ def test_results_of_a_report_follow_gradescopes_format(reference_report) -> None
     assert hidden == {"visible", "after_published"}
     assert document["extra_data"]["seed"] == reference_report.seed and "seed" not in document["output"].lower()
     assert_valid_results(results.failure("No lab files were found."))
+
+
+def test_the_top_output_is_the_summary_of_what_a_student_may_see(stubs_report) -> None:
+    document = results.results(stubs_report)
+    output = document["output"]
+    assert output.startswith("| step | earned | points | checks passed |\n|---|---:|---:|---:|\n| Softmax | 0 | 7 |")
+    assert f"| **Total** | **0** | **{tasks.total_points(public_only=True):g}** |" in output
+    assert "**Not implemented yet" in output and "- **KV cache**: KVCache.\\_\\_init\\_\\_," in output
+    assert "decode\\_step" in output and "crossover\\_length" in output
+    hidden = tasks.total_points() - tasks.total_points(public_only=True)
+    assert f"Hidden checks worth {hidden:g} more points" in output
+    assert str(stubs_report.seed) not in output, "the seed stays in extra_data"
+    hidden_messages = {c.message for r in stubs_report.steps for c in r.checks if c.hidden}
+    assert not any(markdown in output for markdown in map(results.markdown_text, hidden_messages) if markdown)
+    names = [t["name"] for t in document["tests"]]
+    assert names[0] == f"Softmax: {stubs_report.steps[0].checks[0].title}"
+    ids = [t["extra_data"]["id"] for t in document["tests"]]
+    assert len(set(ids)) == len(ids) and ids[0] == stubs_report.steps[0].checks[0].id
+
+
+def test_the_summary_shows_failures_grouped_and_how_many_more(reference_report) -> None:
+    softmax = reference_report.step("softmax")
+    wrong = tuple(
+        replace(c, passed=False, message=f"wrong <{i}>", mistake="softmax_wrong_axis" if i < 3 else None)
+        for i, c in enumerate(softmax.checks)
+    )
+    broken = replace(reference_report, steps=(replace(softmax, checks=wrong),))
+    output = results.results(broken)["output"]
+    assert "**To fix, step by step:**" in output and "**Softmax** (0/7)" in output  # its public checks only
+    assert "(the same for 2 more checks" in output and "each one listed below" in output
+    assert "wrong \\<0\\>" in output and "wrong <0>" not in output
+
+
+def test_a_zero_point_check_to_review_is_neither_passed_nor_failed() -> None:
+    step = tasks.step("timing")
+    note = CheckResult("timing", "test_review", "Things to review", 0, False, False, "identical repeats")
+    worth = CheckResult("timing", "test_slope", "Slope", 2, False, False, "the slope is off")
+    document = results.results(GradeReport("s", (StepResult(step, (note, worth)),), False, 1))
+    review, failed = document["tests"]
+    assert set(review) == NEUTRAL and results.TO_REVIEW in review["tags"] and review["extra_data"]["state"] == "note"
+    assert failed["status"] == "failed" and failed["max_score"] == 2
+    assert_valid_results(document)
+    assert set(results.FIELDS) >= {results.state(c) for c in (note, worth, replace(worth, passed=True))}
 
 
 def test_markdown_output_shows_messages_literally() -> None:
@@ -106,7 +155,8 @@ def test_the_zip_holds_the_scripts_the_lock_the_wheel_and_the_kit(gradescope_zip
         settings = json.loads(archive.read(runner.SETTINGS))
     assert {"setup.sh", "run_autograder", "requirements.txt", runner.SETTINGS} <= names
     assert all(modes[script] & stat.S_IXUSR for script in ("setup.sh", "run_autograder"))
-    assert lock == kit.KIT.lock.read_text(encoding="utf-8") and build.torch_pin(lock) == "2.13.0"
+    assert lock == kit.KIT.lock.read_text(encoding="utf-8") and build.torch_pin(lock) == versions.TESTED_TORCH
+    assert stat.S_IMODE(gradescope_zip.stat().st_mode) == 0o600, "the zip holds the course secret: its owner's only"
     assert sum(n.endswith(".whl") for n in names) == 1
     assert {f"kit/hidden/{LAB}/test_softmax_hidden.py", f"kit/solutions/{LAB}/softmax.py"} <= names
     assert settings["secret"] == "test-secret" and settings["limits"] == {"call_timeout_s": 5}
@@ -150,7 +200,13 @@ def zeros_softmax() -> str:
 
 
 def gradescope_run(
-    python: Path, zip_path: Path, root: Path, files: dict[str, str | bytes | Path], *, steps=FEW
+    python: Path,
+    zip_path: Path,
+    root: Path,
+    files: dict[str, str | bytes | Path],
+    *,
+    steps=FEW,
+    stdout: list[str] | None = None,
 ) -> dict:
     """Lay out Gradescope's folders under ``root``, run ``run_autograder`` as Gradescope does; the results."""
     with zipfile.ZipFile(zip_path) as archive:
@@ -174,6 +230,8 @@ def gradescope_run(
         ["bash", str(root / "source" / "run_autograder")], env=environment, capture_output=True, text=True, timeout=900
     )
     assert done.returncode == 0, done.stderr
+    if stdout is not None:
+        stdout.append(done.stdout)
     assert stat.S_IMODE((root / "source").stat().st_mode) == 0o700, "the source folder is open to other users"
     document = json.loads((root / "results" / "results.json").read_text(encoding="utf-8"))
     assert_valid_results(document)
@@ -195,7 +253,11 @@ def test_the_reference_scores_full_marks(student_python: Path, gradescope_zip: P
 @pytest.mark.slow
 def test_stubs_buggy_and_notebook_submissions(student_python: Path, gradescope_zip: Path, tmp_path: Path) -> None:
     stub_files = {f"{LAB}/{p.name}": p.read_bytes() for p in kit.STUBS.iterdir() if p.is_file()}
-    assert gradescope_run(student_python, gradescope_zip, tmp_path / "stubs", stub_files)["score"] == 0
+    printed: list[str] = []
+    stubs_document = gradescope_run(student_python, gradescope_zip, tmp_path / "stubs", stub_files, stdout=printed)
+    assert stubs_document["score"] == 0 and "**Not implemented yet" in stubs_document["output"]
+    # run_autograder's stdout (instructors only): the terminal's summary of every check, hidden ones included
+    assert "Total" in printed[0] and "Hidden inputs seed" in printed[0] and "Not implemented yet" in printed[0]
 
     solution = (kit.SOLUTIONS / "softmax.py").read_text(encoding="utf-8")
     buggy = solution.replace("shifted = x - np.max(x, axis=axis, keepdims=True)", "shifted = x")

@@ -91,10 +91,10 @@ def test_broken_graders_in_the_lane_are_the_graders_failure(monkeypatch: pytest.
     monkeypatch.delenv(lanes.ENV_SWITCH, raising=False)
     real = engine._run_graders
 
-    def broken(options, level, selected, cpus=lambda: None):
+    def broken(options, level, selected, still_stubbed, cpus=lambda: None):
         if "timing" in selected:
             raise engine.GradingError("the timing graders carry 11 points, the registry says 12")
-        return real(options, level, selected, cpus)
+        return real(options, level, selected, still_stubbed, cpus)
 
     monkeypatch.setattr(engine, "_run_graders", broken)
     with pytest.raises(engine.GradingError, match="carry 11 points"):

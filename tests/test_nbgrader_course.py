@@ -127,7 +127,7 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
             folder=root, kit=kit.ROOT, call_timeout_s=5.0, import_timeout_s=30.0, deadline_s=400.0
         )
     )
-    nbgrader(root, "generate_assignment", LAB)
+    logs = [nbgrader(root, "generate_assignment", LAB)]
 
     buggy = kit.Variant(
         "softmax_no_shift",
@@ -161,11 +161,15 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
     submit(root, "skips", steps=("softmax",), tag="skip-execution")
 
     autograde = nbgrader(root, "autograde", LAB)
-    nbgrader(root, "generate_feedback", LAB)
-    nbgrader(root, "export")
+    logs += [autograde, nbgrader(root, "generate_feedback", LAB), nbgrader(root, "export")]
     with open(root / "grades.csv", newline="", encoding="utf-8") as handle:
         scores = {row["student_id"]: (float(row["score"]), float(row["max_score"])) for row in csv.DictReader(handle)}
-    yield {"root": root, "scores": scores, "autograde_log": autograde.stdout + autograde.stderr}
+    yield {
+        "root": root,
+        "scores": scores,
+        "autograde_log": autograde.stdout + autograde.stderr,
+        "log": "\n".join(done.stdout + done.stderr for done in logs),
+    }
     client.stop(cells.HANDLER, root / "private")  # else it stops itself when idle
 
 
@@ -236,14 +240,58 @@ def test_only_a_changed_grade_cell_is_reported_as_changed(graded: dict) -> None:
     assert len(warnings) == 1 and notebook.GRADE_ID.format(step="mask") in warnings[0], warnings
 
 
+def printed_and_value(outputs: list) -> tuple[str, str]:
+    """A grade cell's outputs: what it printed (its stdout, however many chunks the kernel sent it in) and the
+    value it ended with. Nothing may come on stderr (nbgrader scores a cell with stderr output 0)."""
+    kinds = [o.output_type for o in outputs]
+    assert kinds[-1:] == ["execute_result"] and set(kinds[:-1]) <= {"stream"}, kinds
+    assert all(o.name == "stdout" for o in outputs[:-1]), [o.name for o in outputs[:-1]]
+    return "".join(o.text for o in outputs[:-1]), outputs[-1].data["text/plain"]
+
+
+def test_a_grade_cells_stdout_is_read_whole_in_however_many_chunks() -> None:
+    chunks = [nbformat.v4.new_output("stream", name="stdout", text=part) for part in ("Softmax: 10 of", " 10 points\n")]
+    result = nbformat.v4.new_output("execute_result", data={"text/plain": "10.0"}, execution_count=1)
+    assert printed_and_value([*chunks, result]) == ("Softmax: 10 of 10 points\n", "10.0")
+    with pytest.raises(AssertionError):
+        printed_and_value([nbformat.v4.new_output("stream", name="stderr", text="oops"), result])
+
+
 def test_grade_cells_print_to_stdout_and_end_with_a_float(graded: dict) -> None:
     for step in tasks.STEPS:
         outputs = cell_outputs(graded, "reference")[notebook.GRADE_ID.format(step=step.id)]
-        assert [o.output_type for o in outputs] == ["stream", "execute_result"], outputs
-        assert outputs[0].name == "stdout" and outputs[0].text.startswith(
-            f"{step.title}: {step.points:g} of {step.points:g} points"
-        )
-        assert outputs[1].data["text/plain"] == repr(float(step.points))
+        printed, value = printed_and_value(outputs)
+        assert printed.startswith(f"{step.title}: {step.points:g} of {step.points:g} points"), printed
+        assert value == repr(float(step.points))
+
+
+# What nbgrader may warn about in this course, each caused by a student's own doing: the added code cell that is
+# not run, and the grade cell a student rewrote (restored, and reported as changed).
+EXPECTED_WARNINGS = ("a code cell added by the student", "Attribute 'checksum'")
+
+
+def test_nbgrader_warns_only_about_what_students_did(graded: dict) -> None:
+    """No warning of the kit's or of nbgrader's own making in any command of a course of nine students (nbgrader
+    0.9 with SQLAlchemy 2 printed 7 for two students: its SAWarnings, ``display_data_priority`` not recognised by
+    ClearHiddenTests, images without alternative text in the feedback, an unencrypted kernel channel)."""
+    lines = graded["log"].splitlines()
+    warnings = [line for line in lines if re.search(r"WARNING|Warning\b|warn\(", line)]
+    unexpected = [line for line in warnings if not any(expected in line for expected in EXPECTED_WARNINGS)]
+    assert not unexpected, "\n".join(unexpected)
+    assert len(warnings) == len(EXPECTED_WARNINGS), warnings
+
+
+def test_the_release_holds_every_handout_page_and_is_readable_by_everyone(graded: dict) -> None:
+    release = graded["root"] / "release" / LAB
+    handouts = {p.name for p in (release / "handouts").iterdir()}
+    for page in kit.KIT.handout.parent.glob(f"{LAB}*.md"):
+        assert {page.name, page.name.removesuffix(".md") + ".html"} <= handouts, handouts
+    assert (graded["root"] / "source" / LAB / "handouts" / f"{LAB}.html").is_file()
+    assert f"handouts/{LAB}.html" in (release / "README.md").read_text(encoding="utf-8")
+    for path in [release, *release.rglob("*")]:
+        assert path.stat().st_mode & 0o004, f"{path} is not readable by every user"
+        if path.is_dir():
+            assert path.stat().st_mode & 0o001, f"{path} cannot be entered by every user"
 
 
 def test_feedback_names_the_mistake_and_never_shows_hidden_tests(graded: dict) -> None:

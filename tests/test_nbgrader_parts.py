@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import stat
 from pathlib import Path
 
@@ -11,14 +12,19 @@ import pytest
 nbformat = pytest.importorskip("nbformat")
 pytest.importorskip("nbgrader")
 
+from nbconvert.exporters import HTMLExporter  # noqa: E402
 from nbgrader.api import Gradebook  # noqa: E402
-from nbgrader.preprocessors import SaveCells  # noqa: E402
+from nbgrader.preprocessors import ClearHiddenTests, SaveCells  # noqa: E402
 from traitlets.config.loader import PyFileConfigLoader  # noqa: E402
 
 from autograder import cli, stubs, tasks  # noqa: E402
 from autograder.nbgrader_course import cells, config, course, notebook, release, run  # noqa: E402
 from autograder.nbgrader_course import private as private_folder  # noqa: E402
-from autograder.nbgrader_course.preprocessors import OnlyKitCode  # noqa: E402
+from autograder.nbgrader_course.preprocessors import (  # noqa: E402
+    FeedbackClearHiddenTests,
+    IsolatedKernelManager,
+    OnlyKitCode,
+)
 from tests import kit  # noqa: E402
 
 
@@ -80,12 +86,47 @@ def test_config_fixes_each_nbgrader_trap(tmp_path: Path) -> None:
     assert c.Autograde.exclude_overwriting == {tasks.LAB: [f"{m}.py" for m in tasks.MODULES]}
     assert [p.__name__ for p in c.Autograde.sanitize_preprocessors][-2:] == ["OnlyKitCode", "CheckCellMetadata"]
     assert c.Autograde.autograde_preprocessors[0].__name__ == "GuardedExecute"
-    assert "ClearHiddenTests" in [p.__name__ for p in c.GenerateFeedback.preprocessors]
+    assert any(issubclass(p, ClearHiddenTests) for p in c.GenerateFeedback.preprocessors)
     assert "--InteractiveShell.xmode=Minimal" in c.Execute.extra_arguments
     assert c.Execute.timeout == 300 + config.TIMEOUT_MARGIN_S
     assert c.GenerateAssignment.preprocessors[-1].__name__ == "StripSolutionFiles"
     assert isinstance(c.GenerateAssignment.post_convert_hook, release.ReleaseCheck)
     assert c.CourseDirectory.root == str(tmp_path)
+
+
+def test_the_feedbacks_preprocessors_take_nbconverts_config_without_a_warning(caplog: pytest.LogCaptureFixture) -> None:
+    exporter_config = HTMLExporter().default_config  # sets NbConvertBase.display_data_priority for every preprocessor
+    with caplog.at_level(logging.WARNING):
+        ClearHiddenTests(config=exporter_config)
+    assert "display_data_priority" in caplog.text, "nbgrader's own ClearHiddenTests warns (what the course avoids)"
+    caplog.clear()
+    with caplog.at_level(logging.WARNING):
+        FeedbackClearHiddenTests(config=exporter_config)
+    assert caplog.text == ""
+
+
+def test_nbgraders_sqlalchemy_warnings_are_filtered_and_the_kernel_is_encrypted(tmp_path: Path) -> None:
+    import warnings
+
+    from sqlalchemy.exc import SAWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        load_config(tmp_path, config.config_text(deadline_s=300))
+        warnings.warn_explicit(
+            "Object of type <SubmittedAssignment> not in session, add operation along 'Assignment.submissions' "
+            "will not proceed",
+            SAWarning,
+            "api.py",
+            1,
+            module="nbgrader.api",
+        )
+        warnings.warn_explicit("another SQLAlchemy warning", SAWarning, "x.py", 1, module="nbgrader.api")
+    assert [str(w.message) for w in caught] == ["another SQLAlchemy warning"], "only nbgrader's known one is filtered"
+    zmq = pytest.importorskip("zmq")
+    manager = IsolatedKernelManager(kernel_name="python3")
+    if manager.has_trait("transport_encryption") and zmq.has("curve"):
+        assert manager.transport_encryption == "auto"
 
 
 def test_a_config_that_fails_to_load_stops_nbgrader(tmp_path: Path) -> None:

@@ -105,3 +105,27 @@ def test_chromium_draws_every_image(tmp_path: Path) -> None:
     sizes = json.loads(found.group(1).replace("&quot;", '"'))
     assert len(sizes) == 3, sizes
     assert all(width > 100 and height > 100 for width, height in sizes), sizes
+
+
+def test_the_handout_reference_is_a_link_to_its_section() -> None:
+    step = tasks.step("softmax")
+    failed = CheckResult(
+        "softmax", "test_x", "X", 1, False, False, f"wrong. See the handout ({tasks.HANDOUT}#softmax)."
+    )
+    todo = CheckResult(
+        "softmax",
+        "test_y",
+        "Y",
+        1,
+        False,
+        False,
+        "stub",
+        call_failure=CallFailure("raised", "softmax", "E", ("NotImplementedError",)),
+    )
+    report = GradeReport("lab", (StepResult(step, (failed, todo), ("softmax",)),), False, 1)
+    page = render_html.page(report)
+    link = f'<a href="handouts/lab07_attention.html#softmax">{tasks.HANDOUT}#softmax</a>'
+    assert page.count(link) == 2, "the failure's reference and the not-implemented line's"
+    assert f'<a href="../h.html#softmax">{tasks.HANDOUT}#softmax</a>' in render_html.page(report, handout="../h.html")
+    with i18n.using("tr"):
+        assert 'href="handouts/lab07_attention.tr.html#softmax"' in render_html.page(report)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -88,10 +90,30 @@ def test_a_step_shows_a_few_failures_and_says_how_to_see_the_rest() -> None:
     assert f"… and {6 - shown} more failed checks: attnlab grade my_lab --step costs --verbose" in text
 
 
+def test_the_hint_to_see_the_rest_keeps_the_language() -> None:
+    many = report(StepResult(tasks.step("costs"), tuple(check("costs", f"test_{i}") for i in range(6))))
+    with i18n.using("tr"):
+        assert "attnlab grade my_lab --step costs --verbose --lang tr" in render.table(many)
+    assert "--verbose --lang en" in render.table(many, lang="en")  # given explicitly: repeated, whatever the default
+    assert "--lang" not in render.table(many)
+    assert "attnlab grade 'my lab' --step" in render.table(replace(many, submission="my lab"))
+    assert "each one listed below" in render.table(many, rerun=False) and "attnlab" not in render.table(
+        many, rerun=False
+    )
+
+
+def test_the_seed_and_isolation_line_is_under_the_table() -> None:
+    lines = render.table(report(stubbed_step("softmax", ("softmax",)))).splitlines()
+    total = next(i for i, line in enumerate(lines) if line.startswith("Total"))
+    assert lines[total + 1] == "Hidden inputs seed: 7. Student code ran with isolation: unknown"
+    assert lines[1].startswith("step")  # the table right under the heading, as the README shows it
+
+
 def test_quiet_prints_the_table_only_and_verbose_every_check() -> None:
     softmax = StepResult(tasks.step("softmax"), (check("softmax", "test_ok", passed=True), check("softmax", "test_x")))
     quiet = render.table(report(softmax), render_terminal.QUIET)
-    assert quiet.splitlines()[-1].startswith("Total") and "✗" not in quiet
+    assert quiet.splitlines()[-2].startswith("Total") and "✗" not in quiet
+    assert quiet.splitlines()[-1].startswith("Hidden inputs seed")
     verbose = render.table(report(softmax), render_terminal.VERBOSE)
     assert "✓ title of test_ok [1 pt]" in verbose and "✗ title of test_x [1 pt]" in verbose
 
@@ -104,15 +126,18 @@ def test_turkish_table_headings_and_lines() -> None:
     assert "handouts/lab07_attention.tr.md" in text and "yazılmadı" in text
 
 
-def test_gradescope_names_are_ids_the_same_in_every_language() -> None:
+def test_gradescope_names_are_titles_and_ids_stay_the_same_in_every_language() -> None:
     graded = report(stubbed_step("mask", ("causal_mask",)))
     with i18n.using("en"):
         english = render.gradescope(graded)
     with i18n.using("tr"):
         turkish = render.gradescope(graded)
-    assert [t["name"] for t in english["tests"]] == [t["name"] for t in turkish["tests"]]
-    assert english["tests"][0]["name"] == "mask/test_causal_mask_0"
-    assert english["tests"][0]["output"] != turkish["tests"][0]["output"]
+    ids = [t["extra_data"]["id"] for t in english["tests"]]
+    assert ids == [t["extra_data"]["id"] for t in turkish["tests"]]
+    assert ids[0] == "mask/test_causal_mask_0"
+    assert english["tests"][0]["name"] == "Causal mask: title of test_causal_mask_0"
+    assert turkish["tests"][0]["name"].startswith("Nedensel maske: ")
+    assert english["output"] != turkish["output"] and "Toplam" in turkish["output"]
 
 
 def test_numpy_scalars_print_as_plain_numbers() -> None:
@@ -151,7 +176,8 @@ def test_untouched_stubs_fit_on_one_screen(stubs_report: GradeReport) -> None:
     if not any(c.call_failure for r in stubs_report.steps for c in r.checks):
         pytest.skip("Lab.call does not record call outcomes (CheckResult.call_failure) yet")
     lines = render.table(stubs_report).splitlines()
-    assert len(lines) < 40, "\n".join(lines)
+    # the table (21 lines), then one line per step naming every function still to write (some wrap): a screen
+    assert len(lines) < 46, "\n".join(lines)
 
 
 def test_a_folder_without_lab_files_is_one_line_and_exit_two(tmp_path) -> None:

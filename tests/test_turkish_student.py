@@ -151,8 +151,9 @@ def test_no_grader_string_is_left_untranslated(folder: str, monkeypatch: pytest.
 @pytest.mark.slow
 @pytest.mark.parametrize("lang", ["en", "tr"])
 def test_the_stubs_and_the_reference_fit_on_one_screen_in_either_language(lang: str) -> None:
-    """What a student sees, the default-secret note included: the stubs under 40 lines, the reference under 25."""
-    for folder, limit in ((kit.STUBS, 40), (kit.SOLUTIONS, 25)):
+    """What a student sees, the default-secret note included: the stubs under 46 lines (every function still to
+    write is named, 43 lines), the reference under 25."""
+    for folder, limit in ((kit.STUBS, 46), (kit.SOLUTIONS, 25)):
         done = run_cli("grade", str(folder), "--lang", lang)
         assert done.returncode == 0, done.stderr
         lines = done.stdout.splitlines()

@@ -45,6 +45,12 @@ class ClassSummary:
     max_total: float
 
 
+def most_common(named: Counter[str], top: int = TOP) -> tuple[tuple[str, int], ...]:
+    """The ``top`` mistakes named most often, ties by name: the same order whatever order the results came in
+    (a Dask cluster returns them as they finish; ``Counter.most_common`` keeps ties in the order first met)."""
+    return tuple(sorted(named.items(), key=lambda item: (-item[1], item[0]))[:top])
+
+
 def summarise(results: Iterable[Result]) -> ClassSummary:
     """The summary of the students' results (failed ones are counted apart, not as zeros per step)."""
     results = list(results)
@@ -59,7 +65,7 @@ def summarise(results: Iterable[Result]) -> ClassSummary:
             named.update({check.mistake for check in result.failed if check.mistake})
         lost = sum(result.earned < result.possible for result in graded)
         mean = sum(result.earned for result in graded) / len(graded)
-        steps.append(StepSummary(step, len(graded), lost, mean, tuple(named.most_common(TOP))))
+        steps.append(StepSummary(step, len(graded), lost, mean, most_common(named)))
     return ClassSummary(
         students=len(results),
         failed=tuple(sorted((r.student, r.reason) for r in results if not r.graded)),
@@ -89,32 +95,45 @@ def table(summary: ClassSummary) -> str:
     return "\n".join(lines)
 
 
-def chart(summary: ClassSummary) -> bytes:
-    """The bar chart as PNG bytes: students who lost points per step, labelled with the most common mistake."""
+def figure(summary: ClassSummary):  # -> matplotlib.figure.Figure (matplotlib is imported only when drawing)
+    """The bar chart: students who lost points per step, each bar labelled with its most common mistake.
+
+    The axis ends at the number of students graded (nobody can lose points past the class): a label goes
+    inside its bar when the bar is long, else right of it.
+    """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
     from matplotlib.ticker import MaxNLocator
 
     steps = list(reversed(summary.steps))
-    figure = Figure(figsize=(9, 0.45 * len(steps) + 1.4), dpi=100, layout="constrained")
-    FigureCanvasAgg(figure)
-    axes = figure.add_subplot()
+    drawing = Figure(figsize=(9, 0.45 * len(steps) + 1.4), dpi=100, layout="constrained")
+    FigureCanvasAgg(drawing)
+    axes = drawing.add_subplot()
     bars = axes.barh([s.step.title for s in steps], [s.lost for s in steps], color="#c0504d")
+    graded = max((s.graded for s in summary.steps), default=0)
+    top = max(graded, 1)
     for bar, step in zip(bars, steps):
         if step.mistakes:
+            inside = bar.get_width() > top / 2
             axes.annotate(
-                f"  {step.mistakes[0][0]} ({step.mistakes[0][1]})",
+                f" {step.mistakes[0][0]} ({step.mistakes[0][1]}) ",
                 (bar.get_width(), bar.get_y() + bar.get_height() / 2),
                 va="center",
+                ha="right" if inside else "left",
+                color="white" if inside else "black",
                 fontsize=8,
             )
-    graded = max((s.graded for s in summary.steps), default=1)
-    axes.set_xlim(0, max(graded, 1) * 1.35)
+    axes.set_xlim(0, top)
     axes.xaxis.set_major_locator(MaxNLocator(integer=True))
     axes.set_xlabel(f"students who lost points (of {graded} graded)")
     axes.set_title("Where the class lost points, with the mistake named most often")
+    return drawing
+
+
+def chart(summary: ClassSummary) -> bytes:
+    """The bar chart (:func:`figure`) as PNG bytes."""
     buffer = io.BytesIO()
-    figure.savefig(buffer, format="png")
+    figure(summary).savefig(buffer, format="png")
     return buffer.getvalue()
 
 

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import tempfile
 from pathlib import Path
 
+from autograder.i18n import N_, _
 from autograder.kit import Kit
 
 # 0: the command ran (for grade: grading ran, whatever the score); 2: a usage error (bad folder, no lab files,
@@ -48,3 +51,42 @@ def leaked(command: str, problems: list[str]) -> int:
         print(f"attnlab {command}: leak: {problem}", file=sys.stderr)
     print(f"attnlab {command}: nothing was written; fix the kit and run it again", file=sys.stderr)
     return EXIT_LEAK
+
+
+# An output file that cannot be written is a usage error found before any work starts (no folder is ever made).
+OUTPUT_IS_A_FOLDER = N_("cannot write {option} {path}: it is a folder, so give a file name in it (e.g. {example})")
+OUTPUT_NO_FOLDER = N_(
+    "cannot write {option} {path}: the folder {folder} does not exist, so make it first or give another path"
+)
+OUTPUT_NOT_A_FOLDER = N_("cannot write {option} {path}: {folder} is not a folder")
+OUTPUT_NOT_WRITABLE = N_("cannot write {option} {path}: the folder {folder} is not writable, so give another path")
+
+
+def output_problem(path: Path, option: str, example: str) -> str | None:
+    """Why the file ``path`` (given with ``option``) cannot be written, in one sentence; None when it can.
+
+    ``example`` is a file name to suggest when ``path`` is a folder. Nothing is created or changed.
+    """
+    path = Path(path)
+    folder = path.parent if str(path.parent) else Path(".")
+    fields = {"option": option, "path": path, "folder": folder}
+    if path.is_dir():
+        return _(OUTPUT_IS_A_FOLDER).format(example=path / example, **fields)
+    if not folder.exists():
+        return _(OUTPUT_NO_FOLDER).format(**fields)
+    if not folder.is_dir():
+        return _(OUTPUT_NOT_A_FOLDER).format(**fields)
+    if not _can_create_in(folder):
+        return _(OUTPUT_NOT_WRITABLE).format(**fields)
+    return None
+
+
+def _can_create_in(folder: Path) -> bool:
+    """Whether a file can be made in ``folder``: tried, as permissions do not tell (root, /proc, read-only mounts)."""
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".attnlab-probe-", dir=folder)
+    except OSError:
+        return False
+    os.close(fd)
+    os.unlink(probe)
+    return True

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 from autograder import engine, i18n, tasks
-from autograder.cli.common import EXIT_INTERNAL, EXIT_OK, STUDENT, internal_error, usage_error
+from autograder.cli.common import EXIT_INTERNAL, EXIT_OK, STUDENT, internal_error, output_problem, usage_error
 from autograder.files import write_atomically
 from autograder.i18n import N_, _
 from autograder.kit import Kit
@@ -78,6 +78,7 @@ NO_LAB_FILES = N_("{folder} holds none of the lab's files ({examples}, ...): giv
 GRADERS_FAILED = N_("the graders failed: {error}")
 NOT_GRADED = N_("not graded: {error}")
 WROTE = N_("Wrote {path}")
+NOT_WRITTEN = N_("graded, but {path} could not be written: {error}")
 
 
 def _secret(args: argparse.Namespace) -> tuple[str, bool]:
@@ -100,6 +101,10 @@ def run(args: argparse.Namespace) -> int:
     if not tasks.modules_present(folder):
         examples = ", ".join(f"{m}.py" for m in tasks.MODULES[:3])
         return usage_error(NAME, _(NO_LAB_FILES).format(folder=folder, examples=examples))
+    for option, path, example in (("--json", args.json, "results.json"), ("--html", args.html, "report.html")):
+        problem = output_problem(Path(path), option, example) if path else None
+        if problem:  # before grading: a report that cannot be written is known now, not after minutes
+            return usage_error(NAME, problem)
     kit = Kit.find()
     hidden = None if args.public_only else Path(args.hidden) if args.hidden else (kit.hidden if kit else None)
     reference = Path(args.reference) if args.reference else (kit.solutions if kit else None)
@@ -128,12 +133,36 @@ def run(args: argparse.Namespace) -> int:
     detail = (
         render_terminal.QUIET if args.quiet else render_terminal.VERBOSE if args.verbose else render_terminal.NORMAL
     )
-    print(render.table(report, detail))
-    if args.json:  # after grading: every sandbox process has ended
-        write_atomically(Path(args.json), render.gradescope_json(report))
+    print(render.table(report, detail, lang=args.lang))
+    outputs = []  # after grading: every sandbox process has ended
+    if args.json:
+        outputs.append((Path(args.json), render.gradescope_json(report), False))
     if args.html:
         from autograder.report import render_html  # matplotlib: loaded only when a page is asked for
 
-        Path(args.html).write_text(render_html.page(report), encoding="utf-8")
-        print(_(WROTE).format(path=args.html))
+        page = render_html.page(report, handout=handout_href(folder, kit, Path(args.html)))
+        outputs.append((Path(args.html), page, True))
+    for path, content, say in outputs:
+        try:
+            write_atomically(path, content, make_folder=False)
+        except OSError as error:  # the folder went away or filled up while grading ran
+            return usage_error(NAME, _(NOT_WRITTEN).format(path=path, error=error.strerror or error))
+        if say:
+            print(_(WROTE).format(path=path))
     return EXIT_INTERNAL if report.internal_errors else EXIT_OK
+
+
+def handout_href(folder: Path, kit: Kit | None, page: Path) -> str | None:
+    """The handout's HTML page (in the active language) as a link from the report written at ``page``: the lab
+    folder's copy (a bundle or an nbgrader release), else the kit's built page; None when neither exists."""
+    from autograder.report import render_html
+
+    lang = i18n.language()
+    candidates = [folder / render_html.handout_page(lang)] + ([kit.html_for(lang)] if kit else [])
+    found = next((path.resolve() for path in candidates if path.is_file()), None)
+    if found is None:
+        return None
+    try:
+        return Path(os.path.relpath(found, page.resolve().parent)).as_posix()
+    except ValueError:  # another drive (Windows): an absolute link
+        return found.as_uri()

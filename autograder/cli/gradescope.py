@@ -36,6 +36,9 @@ def run(args: argparse.Namespace) -> int:
         return common.usage_error(NAME, common.NO_KIT)
     if not args.out.endswith(".zip"):
         return common.usage_error(NAME, f"{args.out} does not end in .zip (Gradescope takes a zip)")
+    problem = common.output_problem(Path(args.out), "the zip", "autograder.zip")
+    if problem:
+        return common.usage_error(NAME, problem)
     secret = Path(args.secret_file).read_text(encoding="utf-8").strip() if args.secret_file else None
     options = build.ZipOptions(
         out=Path(args.out),

@@ -23,8 +23,12 @@ def run(args: argparse.Namespace) -> int:
     kit = common.instructor_kit(args.kit)
     if kit is None:
         return common.usage_error(NAME, common.NO_KIT)
+    out = Path(args.out)
+    problem = None if out.is_dir() else common.output_problem(out, "the bundle", "")
+    if problem:  # its folder must be there already: nothing is made silently
+        return common.usage_error(NAME, problem)
     try:
-        built = bundle.build(kit, Path(args.out), force=args.force)
+        built = bundle.build(kit, out, force=args.force)
     except bundle.ReleaseError as error:
         return common.usage_error(NAME, str(error))
     except leaks.ReleaseLeak as error:

@@ -10,9 +10,9 @@
     kit/solutions/lab07_attention/    the reference (hidden checks compare with it)
     kit/hidden/lab07_attention/       the hidden graders
 
-The zip is the instructor's: Gradescope keeps it from students, and on the
-grading machine the runner closes its folder to the unprivileged user that
-student code runs as. The wheel inside is scanned like the student bundle's.
+The zip is the instructor's (mode 600: it holds the course secret): Gradescope
+keeps it from students, and on the grading machine the runner closes its folder
+to the unprivileged user that student code runs as. The wheel inside is scanned like the student bundle's.
 """
 
 from __future__ import annotations
@@ -24,13 +24,13 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from autograder import submission, tasks
+from autograder import submission, tasks, versions
 from autograder.gradescope import runner, scripts
 from autograder.kit import Kit
 from autograder.release import leaks, readme, wheel
 from autograder.report import serialize
 
-TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+TORCH_CPU_INDEX = versions.TORCH_CPU_INDEX
 EXECUTABLE, FILE = 0o100755, 0o100644
 TORCH_PIN = re.compile(r"^torch==(?P<version>[^\s;]+)", re.MULTILINE)
 
@@ -74,7 +74,6 @@ def build(options: ZipOptions) -> Path:
         steps=options.steps,
     )
     out = Path(options.out).resolve()
-    out.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="attnlab-gradescope-") as work:
         built = options.wheel or wheel.build(kit, Path(work), readme.text(wheel.file_name(), inside_lab=False))
         problems = leaks.scan_bytes(built.name, built.read_bytes(), leaks.Secrets.of(kit))
@@ -90,6 +89,7 @@ def build(options: ZipOptions) -> Path:
             for folder, paths in _kit_files(kit).items():
                 for path in paths:
                     _add(archive, f"{runner.KIT}/{folder}/{tasks.LAB}/{path.name}", path.read_bytes())
+        partial.chmod(0o600)  # the course secret and the hidden graders: the instructor's only
         partial.replace(out)
     return out
 

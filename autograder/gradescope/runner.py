@@ -32,7 +32,7 @@ from typing import Any
 
 from autograder import engine, submission, tasks
 from autograder.files import write_atomically
-from autograder.gradescope import results
+from autograder.gradescope import results, summary
 from autograder.kit import Kit
 from autograder.report import serialize
 from autograder.sandbox.client import Limits
@@ -134,6 +134,7 @@ def grade(layout: Layout) -> dict[str, Any]:
     source = "notebook" if located.notebook_modules else "files"
     if isinstance(outcome, client.Graded):
         report = replace(outcome.report, submission=layout.submission.name)
+        print(summary.instructor_text(report), flush=True)  # run_autograder's stdout: what instructors see
         return results.results(report, lab_files=source)
     if isinstance(outcome, client.Overran):
         return results.failure(OVERRAN.format(seconds=outcome.seconds), lab_files=source)

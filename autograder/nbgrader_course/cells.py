@@ -59,6 +59,7 @@ HIDDEN_LATER = N_("The remaining {points:g} points come from hidden checks that 
 SCORE_LINE = N_("{title}: {earned} of {possible} points")
 PUBLIC_CHECKS = N_(" (public checks)")
 HANDOUT_LINE = N_("Handout: {handout}")
+PLOT_ALT = N_("The timing plot {path} that attnlab timing drew from your measurements")
 
 
 @dataclass(frozen=True)
@@ -128,7 +129,8 @@ def show_timing_plots(folder: str | os.PathLike = ".") -> None:
         path = reports / name
         if path.is_file() and not path.is_symlink() and path.stat().st_size <= 8 << 20:
             print(f"{FOLDER}/{name}:")
-            display(Image(data=path.read_bytes(), format="png"))
+            alt = _(PLOT_ALT).format(path=f"{FOLDER}/{name}")  # the feedback page's image has a description
+            display(Image(data=path.read_bytes(), format="png", metadata={"alt": alt}))
             shown += 1
     if not shown:
         print(f"No plots in {FOLDER}/ yet: run `attnlab timing` in this folder, then run this cell again.")

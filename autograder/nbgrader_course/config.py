@@ -13,8 +13,10 @@ the students' files), so any error here stops the command instead.
 """
 
 import os
+import warnings
 
 try:
+    from sqlalchemy.exc import SAWarning
     from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
     from nbgrader.preprocessors import (
         AssignLatePenalties, CheckCellMetadata, ClearHiddenTests, ClearMarkScheme, ClearOutput, ClearSolutions,
@@ -23,9 +25,13 @@ try:
     )
 
     from autograder.nbgrader_course.preprocessors import (
-        GuardedExecute, OnlyKitCode, OverwriteKitCells, StripSolutionFiles,
+        FeedbackClearHiddenTests, GuardedExecute, OnlyKitCode, OverwriteKitCells, StripSolutionFiles,
     )
     from autograder.nbgrader_course.release import ReleaseCheck
+
+    # nbgrader 0.9 creates each submission's rows before adding them to its session; SQLAlchemy 2 warns at the
+    # autoflush in between, then nbgrader adds them (the grades are right): its warnings, not the course's.
+    warnings.filterwarnings("ignore", r"Object of type <Submitted\\w+> not in session", SAWarning, r"nbgrader\\.api")
 
     c = get_config()  # noqa: F821 (nbgrader provides it)
     COURSE = os.path.dirname(os.path.abspath(__file__))
@@ -64,7 +70,8 @@ try:
     c.Execute.timeout = {timeout}
 
     # Feedback: hidden test blocks are stripped from the cells students see.
-    c.GenerateFeedback.preprocessors = [GetGrades, CSSHTMLHeaderPreprocessor, ClearHiddenTests]
+    # (FeedbackClearHiddenTests: ClearHiddenTests without a warning about nbconvert's display_data_priority.)
+    c.GenerateFeedback.preprocessors = [GetGrades, CSSHTMLHeaderPreprocessor, FeedbackClearHiddenTests]
 except Exception as error:
     raise SystemExit(
         f"{{__file__}} failed to load ({{error!r}}); stopped before nbgrader falls back to its defaults"

@@ -4,7 +4,8 @@
 
     DIR/nbgrader_config.py           the settings that make nbgrader right for a .py-based lab
     DIR/source/lab07_attention/      the notebook (hidden blocks name DIR/private), the reference
-                                     modules (stripped to stubs at release), the handout and figures,
+                                     modules (stripped to stubs at release), the handout in every
+                                     language the kit has, the HTML page of each, the figures,
                                      the public engine's wheel and a README with the student's two
                                      commands (install the wheel; grade)
     DIR/private/                     instructor only (mode 700): hidden/ graders, reference/,
@@ -26,9 +27,9 @@ from autograder import stubs, tasks
 from autograder.kit import Kit
 from autograder.nbgrader_course import config, notebook
 from autograder.nbgrader_course.private import DEFAULT_DEADLINE_S, Private, Settings
+from autograder.release import bundle
 
 CONFIG = "nbgrader_config.py"
-HANDOUT_FILES = ("lab07_attention.md", "lab07_attention.tr.md", "figures")
 
 
 class CourseError(Exception):
@@ -80,9 +81,7 @@ def write_course(options: CourseOptions) -> list[Path]:
         written.append(_copy(solutions / f"{module}.py", source / f"{module}.py"))
     for data in stubs.data_files(solutions):  # model weights the steps load, released as they are
         written.append(_copy(data, source / data.name))
-    for name in HANDOUT_FILES:
-        if (kit.handout.parent / name).exists():
-            written.append(_copy(kit.handout.parent / name, source / "handouts" / name))
+    written.extend(bundle.write_handouts(kit, source / "handouts"))  # every language, with its HTML page
     written.extend(_student_kit(kit, source))
 
     private.root.mkdir(parents=True, exist_ok=True)

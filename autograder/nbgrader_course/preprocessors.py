@@ -13,10 +13,15 @@
   (an IPython input transformer wrapping later cells in ``try/except: pass``
   would otherwise score full marks), and the kit cells get the kit's metadata
   back (a ``skip-execution`` tag would otherwise skip a grade cell: full marks).
+- :class:`FeedbackClearHiddenTests` (generate_feedback): nbgrader's
+  ClearHiddenTests with the one option nbconvert's HTML exporter gives every
+  preprocessor declared, so it no longer warns "Config option
+  `display_data_priority` not recognized" once per feedback run.
 - :class:`GuardedExecute` (autograde): nbgrader's Execute with a kernel that
   does not have the submission folder on its path (a student's
   ``autograder/`` or ``ipykernel_launcher.py`` would otherwise replace the
-  kit's), the student id and the notebook's steps in the kernel's environment,
+  kit's) and talks to it encrypted where both ends can (CurveZMQ: the grade
+  cells carry the private folder's path), the student id and the notebook's steps in the kernel's environment,
   and a kernel that dies costs only the cell it died in: that cell gets an
   error output (an explicit 0 with the reason in the feedback) and the
   remaining cells run in a fresh kernel.
@@ -29,6 +34,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import zmq
 from jupyter_client.manager import AsyncKernelManager
 from jupyter_core.utils import run_sync
 from nbclient import NotebookClient
@@ -37,6 +43,7 @@ from nbformat import NotebookNode
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import ClearHiddenTests, Execute, NbGraderPreprocessor, OverwriteCells
+from traitlets import List
 
 from autograder.nbgrader_course import cells, notebook, release
 
@@ -144,8 +151,26 @@ class OnlyKitCode(NbGraderPreprocessor):
         return markdown
 
 
+class FeedbackClearHiddenTests(ClearHiddenTests):
+    """ClearHiddenTests for generate_feedback, with ``display_data_priority`` configurable.
+
+    nbconvert's HTML exporter sets ``NbConvertBase.display_data_priority`` for every preprocessor it runs;
+    nbgrader's base preprocessor declares that trait again without ``config=True``, so traitlets warned that
+    ClearHiddenTests does not recognise it. The value is not used here: clearing hidden tests shows no output.
+    """
+
+    display_data_priority = List(ClearHiddenTests.class_traits()["display_data_priority"].default()).tag(config=True)
+
+
 class IsolatedKernelManager(AsyncKernelManager):
-    """Starts ipykernel without the working directory (the submission) on ``sys.path``."""
+    """Starts ipykernel without the working directory (the submission) on ``sys.path``; the channels are
+    encrypted (CurveZMQ keys made by the manager) where pyzmq and the kernel's spec support it, as ipykernel asks
+    ("Kernel is running over TCP without encryption")."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        if self.has_trait("transport_encryption") and zmq.has("curve"):  # jupyter_client >= 8.10
+            self.transport_encryption = "auto"  # used when the kernel spec declares "curve"
 
     def format_kernel_cmd(self, extra_arguments: list[str] | None = None) -> list[str]:
         command = super().format_kernel_cmd(extra_arguments)

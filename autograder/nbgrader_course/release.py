@@ -19,6 +19,7 @@ from pathlib import Path
 
 from autograder import stubs, tasks
 from autograder.nbgrader_course.private import Private
+from autograder.release import bundle
 from autograder.release import leaks as scan
 
 LEAK = "{path}: {what}"
@@ -57,7 +58,8 @@ def leaks(release: Path, source: Path, private: Path | None = None) -> list[str]
 
 
 class ReleaseCheck:
-    """nbgrader's ``post_convert_hook`` for generate_assignment: verify the release, or remove it and exit 1."""
+    """nbgrader's ``post_convert_hook`` for generate_assignment: verify the release, or remove it and exit 1; a
+    release that passes is made readable by every user (it holds nothing secret), as the bundle is."""
 
     def __init__(self, course: Path, private: Path) -> None:
         self.course, self.private = Path(course), Path(private)
@@ -73,3 +75,4 @@ class ReleaseCheck:
             shutil.rmtree(release, ignore_errors=True)
             log.error("attnlab: removed %s; fix the source and run generate_assignment again", release)
             raise SystemExit(EXIT_LEAK)  # not an Exception: nbgrader would swallow that
+        bundle.open_to_everyone(release)

@@ -6,12 +6,16 @@
     OUT/attnlab-<version>-py3-none-any.whl   the public engine: grader, public checks, snapshots
     OUT/lab07_attention/                     the lab folder: the stubs, the toy model's weights,
                                              the lab notebook (no hidden tests, no model answers),
-        handouts/lab07_attention.md          the handout, its figures and its HTML page
-        handouts/figures/, handouts/lab07_attention.html
+        handouts/lab07_attention.md          the handout, every translation of it
+        handouts/lab07_attention.tr.md, ...  (one per handouts/lab07_attention.<lang>.md of the kit),
+        handouts/lab07_attention.html, ...   the HTML page of each, and the figures
+        handouts/figures/
 
 The lab folder is laid out as the nbgrader release's (``release/lab07_attention/``),
 so the handout's "where your work goes" holds for both, and ``attnlab grade``
-run in ``OUT`` (or in the lab folder) grades it. The bundle is written next to
+run in ``OUT`` (or in the lab folder) grades it. The bundle is open to every
+user (folders 755, files 644) whatever the umask, so a course web server or a
+TA can read it: it never holds the course secret. The bundle is written next to
 ``OUT`` first and scanned (:mod:`autograder.release.leaks`); a leak removes it
 and raises :class:`~autograder.release.leaks.ReleaseLeak`.
 """
@@ -28,6 +32,7 @@ from autograder.kit import Kit
 from autograder.release import leaks, readme, wheel
 
 HANDOUTS = "handouts"
+FOLDER_MODE, FILE_MODE = 0o755, 0o644  # a release is readable by everyone (the secret never goes into one)
 
 
 class ReleaseError(Exception):
@@ -49,10 +54,13 @@ class Bundle:
 def build(kit: Kit, out: Path, *, force: bool = False) -> Bundle:
     """Write the student bundle of ``kit`` into ``out`` (empty or absent; ``force``: replace it)."""
     out = Path(out).resolve()
+    if out.exists() and not out.is_dir():
+        raise ReleaseError(f"{out} is a file; give a folder for the bundle")
     if out.exists() and any(out.iterdir()) and not force:
         raise ReleaseError(f"{out} is not empty; pass --force to replace it")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    stage = Path(tempfile.mkdtemp(prefix=".attnlab-release-", dir=out.parent))
+    if not out.parent.is_dir():
+        raise ReleaseError(f"the folder {out.parent} does not exist; make it first or give another place")
+    stage = Path(tempfile.mkdtemp(prefix=".attnlab-release-", dir=out.parent))  # mode 700 until it is complete
     try:
         write_lab_folder(kit, stage / tasks.LAB)
         built = wheel.build(kit, stage, readme.text(wheel.file_name(), inside_lab=False))
@@ -60,6 +68,7 @@ def build(kit: Kit, out: Path, *, force: bool = False) -> Bundle:
         problems = leaks.scan_folder(stage, leaks.Secrets.of(kit))
         if problems:
             raise leaks.ReleaseLeak(problems)
+        open_to_everyone(stage)
         if out.exists():
             shutil.rmtree(out)
         stage.rename(out)
@@ -71,18 +80,46 @@ def build(kit: Kit, out: Path, *, force: bool = False) -> Bundle:
 def write_lab_folder(kit: Kit, lab: Path) -> Path:
     """``lab`` holding the stubs (generated from the reference, as ``attnlab stubs`` does), the data files, the
     student notebook and the handout (Markdown, figures, HTML); returns ``lab``."""
-    from autograder.handout import html
-
     stubs.write(kit.solutions, lab)
     (lab / student_notebook_name()).write_text(student_notebook(), encoding="utf-8")
-    handouts = lab / HANDOUTS
+    write_handouts(kit, lab / HANDOUTS)
+    return lab
+
+
+def handout_languages(kit: Kit) -> tuple[str, ...]:
+    """The languages the kit has a handout in, read from its files (``lab07_attention.md`` is English,
+    ``lab07_attention.<lang>.md`` a translation), English first."""
+    found = set()
+    for page in kit.handout.parent.glob(f"{tasks.LAB}*.md"):
+        middle = page.name[len(tasks.LAB) : -len(".md")]  # "" or ".<lang>"
+        if middle == "" or (middle.startswith(".") and middle[1:].isalpha()):
+            found.add(middle[1:] or "en")
+    return tuple(sorted(found, key=lambda lang: (lang != "en", lang)))
+
+
+def write_handouts(kit: Kit, handouts: Path) -> list[Path]:
+    """``handouts`` holding the handout in every language the kit has, the HTML page of each and the figures
+    (what a student release holds: the bundle's lab folder, the nbgrader course's source); the files written."""
+    from autograder.handout import html
+
     handouts.mkdir(parents=True, exist_ok=True)
-    for page in sorted(kit.handout.parent.glob(f"{tasks.LAB}*.md")):  # the handout and its translations
-        shutil.copyfile(page, handouts / page.name)
+    written = []
+    for lang in handout_languages(kit):
+        page = kit.handout_for(lang)
+        written.append(Path(shutil.copyfile(page, handouts / page.name)))
+        written.append(html.build(kit, handouts / f"{page.name.removesuffix('.md')}.html", lang))
     if kit.figures.is_dir():
         shutil.copytree(kit.figures, handouts / kit.figures.name, dirs_exist_ok=True)
-    html.build(kit, handouts / f"{kit.handout.stem}.html")
-    return lab
+        written.append(handouts / kit.figures.name)
+    return written
+
+
+def open_to_everyone(folder: Path) -> None:
+    """Make ``folder`` and everything in it readable by every user (folders 755, files 644; links left alone)."""
+    folder.chmod(FOLDER_MODE)
+    for path in sorted(folder.rglob("*")):
+        if not path.is_symlink():
+            path.chmod(FOLDER_MODE if path.is_dir() else FILE_MODE)
 
 
 def student_notebook_name() -> str:

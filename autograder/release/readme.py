@@ -1,4 +1,4 @@
-"""The student's README: where the work goes, and the two commands (install the wheel; grade).
+"""The student's README: where the work goes, and the three commands (install the tested torch, the wheel; grade).
 
 One text for the student bundle (``attnlab release``: the README at the
 bundle's top, the lab folder below it) and the nbgrader release (the README
@@ -7,35 +7,43 @@ and the wheel inside the lab folder).
 
 from __future__ import annotations
 
-from autograder import tasks
-
-TORCH_CPU = "https://download.pytorch.org/whl/cpu"
+from autograder import tasks, versions
+from autograder.cli import STUDENT_COMMANDS
 
 TEXT = """# Lab 7: Transformers and attention (your kit)
 
 Your work goes into the lab folder `{lab}/`{where}: one module per step
 (`softmax.py`, `scaling.py`, ...), each a stub whose functions raise
 `NotImplementedError` naming the step and the handout's section. The handout
-is `{prefix}{handout}` (and `{prefix}{html}`, the same page for a browser).
+is `{prefix}{handout}`, with its translations beside it
+(`{prefix}{translation}`, by language code) and an HTML page of each for a browser
+(`{prefix}{html}`, ...).
 
-## Two commands
+## Set up, then grade
 
 With Python 3.10 or newer (a virtual environment is a good idea:
 `python3 -m venv .venv && . .venv/bin/activate`), {cwd}:
 
 ```sh
-python3 -m pip install --extra-index-url {torch} {wheel}
+{torch_command}
+python3 -m pip install {wheel}
 attnlab grade
 ```
 
-The first installs the lab's grader (with PyTorch's CPU build; on a machine
-with a CUDA GPU, install your own torch first). The second grades every step
-of your lab folder and prints one row per step, with a message for each check
+The first command installs PyTorch {torch}, the release this lab is tested
+with, as its CPU build (no GPU is needed). To use another torch (a CUDA build
+for your GPU, or one you have already), install it instead of running the
+first command; `attnlab doctor` says whether the torch you have is the tested
+release. The second installs the lab's grader. The third grades every step of
+your lab folder and prints one row per step, with a message for each check
 that failed. Grade one step with `attnlab grade --step softmax`. The timing
 step needs `attnlab timing` first (it writes `{prefix}reports/`). Your code
 runs in a separate, limited process: an exception, an endless loop or a crash
 costs only the checks that needed that call, and grading never changes your
 files.
+
+The grader's commands: {commands} (`attnlab doctor`: how your code is
+isolated while it is graded, and whether your torch is the tested release).
 
 These are the public checks. Your instructor also runs hidden checks, on fresh
 inputs with the same properties, worth the points the handout's table puts in
@@ -52,8 +60,11 @@ def text(wheel: str, *, inside_lab: bool) -> str:
         prefix="" if inside_lab else f"{lab}/",
         where=" (this folder)" if inside_lab else " of this bundle",
         handout=handout,
+        translation=handout.removesuffix(".md") + ".<language>.md",
         html=handout.removesuffix(".md") + ".html",
         cwd="in this folder" if inside_lab else f"in this folder (the one that holds `{lab}/`)",
-        torch=TORCH_CPU,
+        commands=", ".join(f"`attnlab {name}`" for name in STUDENT_COMMANDS),
+        torch=versions.TESTED_TORCH,
+        torch_command=versions.install_command(),
         wheel=wheel,
     )

@@ -1,8 +1,11 @@
 """What failed, grouped the way a student reads it; every renderer (terminal, HTML, notebook) shows these groups.
 
-Within a step, the checks whose call raised ``NotImplementedError`` become one
-line naming the functions still to write (read from
-:attr:`CheckResult.call_failure`, never from a message), and the checks a
+Within a step that lost points, the functions still to write become one line:
+those whose stub error is still in the step's module (:attr:`StepResult.stubbed`,
+read from the text by :mod:`autograder.stubbed`: a function no check reaches
+while its caller raises first is named too), then any other function whose call
+raised ``NotImplementedError`` (read from :attr:`CheckResult.call_failure`,
+never from a message). The checks a
 grader marked :attr:`CheckResult.not_started` (no report yet, no answer yet)
 one line with the grader's words. The other failed checks are grouped by
 cause: the same recognised mistake, or the very same message, is one entry
@@ -30,7 +33,7 @@ class StepFailures:
     """A step's failures: the functions not written yet, then the other failures by cause."""
 
     result: StepResult
-    not_implemented: tuple[str, ...]  # functions that raised NotImplementedError, in the order met
+    not_implemented: tuple[str, ...]  # functions still stubbed (file order), then others that raised it (order met)
     failures: tuple[Failure, ...]
     not_started: tuple[str, ...] = ()  # the graders' words for work not there yet, each once
 
@@ -55,7 +58,7 @@ def _cause(check: CheckResult) -> tuple[str, str]:
 
 def of_step(result: StepResult) -> StepFailures:
     """Group the failed checks of one step."""
-    functions: list[str] = []
+    functions: list[str] = list(result.stubbed) if result.failed else []
     waiting: list[str] = []
     groups: dict[tuple[str, str], list[CheckResult]] = {}
     for check in result.failed:

@@ -63,6 +63,7 @@ class CheckResult:
 class StepResult:
     step: Step
     checks: tuple[CheckResult, ...]
+    stubbed: tuple[str, ...] = ()  # functions of the step's module that still raise the stub's error (file order)
 
     @property
     def earned(self) -> float:

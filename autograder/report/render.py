@@ -3,13 +3,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from autograder.report import render_terminal
 from autograder.report.model import GradeReport
 
 
-def table(report: GradeReport, detail: str = render_terminal.NORMAL) -> str:
-    """The terminal rendering (see :mod:`autograder.report.render_terminal`)."""
-    return render_terminal.text(report, detail)
+def table(report: GradeReport, detail: str = render_terminal.NORMAL, **options: Any) -> str:
+    """The terminal rendering (see :mod:`autograder.report.render_terminal`; ``options``: its keywords)."""
+    return render_terminal.text(report, detail, **options)
 
 
 def gradescope(report: GradeReport, *, evidence: bool = False) -> dict:

@@ -5,7 +5,9 @@ its message, and for each failed check whose value is a matrix the heatmaps of
 :mod:`autograder.report.render_figures` (expected, yours, difference). When an
 attention step was graded it also shows the student's attention weights on the
 worked example beside the chapter's. Text from student code is HTML-escaped
-here (it was control-character escaped where it entered the grader).
+here (it was control-character escaped where it entered the grader). Each
+step's handout reference (the one :func:`autograder.messages.handout` writes
+into its messages) is a link to that section of the handout's HTML page.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import html
 
 import numpy as np
 
-from autograder import chapter, htmlpage, messages
+from autograder import chapter, htmlpage, messages, tasks
 from autograder.evidence import KEY_POSITION, QUERY_POSITION, WORKED_EXAMPLE, Evidence
 from autograder.i18n import N_, _, language
 from autograder.report import failures, render_figures, render_terminal
@@ -53,6 +55,18 @@ def _e(text: object) -> str:
     return html.escape(str(text))
 
 
+def handout_page(lang: str) -> str:
+    """The handout's HTML page in ``lang`` as the lab folder holds it (``handouts/lab07_attention.tr.html``)."""
+    return tasks.handout_file(lang).removesuffix(".md") + ".html"
+
+
+def _linked(escaped: str, step: tasks.Step, page: str) -> str:
+    """``escaped`` (HTML) with the step's handout reference made a link to its section of ``page``."""
+    reference = _e(messages.handout(step))
+    link = f'<a href="{_e(page)}#{_e(step.anchor)}">{reference}</a>'
+    return escaped.replace(reference, link)
+
+
 def _points(value: float) -> str:
     return f"{value:g}"
 
@@ -87,16 +101,18 @@ def pictures(evidence: Evidence | None) -> str:
     return f'<img class="heatmaps" alt="{_e(alt)}" src="{render_figures.data_uri(render_figures.heatmaps(evidence))}">'
 
 
-def _check(check: CheckResult) -> str:
+def _check(check: CheckResult, step: tasks.Step, page: str) -> str:
     head = f"{_e(check.title)} [{_e(render_terminal.worth(check.points))}]"
     return (
-        f'<div class="check"><p><b>{head}</b></p><p class="message">{_e(check.message)}</p>'
+        f'<div class="check"><p><b>{head}</b></p><p class="message">{_linked(_e(check.message), step, page)}</p>'
         f"{pictures(check.evidence)}</div>"
     )
 
 
-def step_failures(result: StepResult) -> str:
-    """One step's failures: the functions not written yet, then every other failed check with its pictures."""
+def step_failures(result: StepResult, page: str | None = None) -> str:
+    """One step's failures: the functions not written yet, then every other failed check with its pictures
+    (``page``: the handout's HTML page the references link to; default: the lab folder's, in the active language)."""
+    page = page or handout_page(language())
     group = failures.of_step(result)
     todo = [c for c in result.failed if failures.is_to_start(c)]
     heads = [messages.not_implemented(result.step, list(group.not_implemented))] * bool(group.not_implemented)
@@ -104,10 +120,11 @@ def step_failures(result: StepResult) -> str:
     parts = []
     if todo:
         parts.append(
-            f'<div class="check todo">{"".join(f"<p><b>{_e(head)}</b></p>" for head in heads)}'
-            f"<p>{_e(_(CHECKS_COST).format(titles='; '.join(c.title for c in todo)))}</p></div>"
+            '<div class="check todo">'
+            + "".join(f"<p><b>{_linked(_e(head), result.step, page)}</b></p>" for head in heads)
+            + f"<p>{_e(_(CHECKS_COST).format(titles='; '.join(c.title for c in todo)))}</p></div>"
         )
-    parts += [_check(c) for c in result.failed if not failures.is_to_start(c)]
+    parts += [_check(c, result.step, page) for c in result.failed if not failures.is_to_start(c)]
     return "\n".join(parts)
 
 
@@ -147,15 +164,13 @@ def _worked_example(report: GradeReport) -> str:
     )
 
 
-def body(report: GradeReport) -> str:
-    """The page's content (no ``<html>`` around it): also what the notebook feedback embeds."""
+def body(report: GradeReport, handout: str | None = None) -> str:
+    """The page's content (no ``<html>`` around it): also what the notebook feedback embeds. ``handout``: the URL
+    of the handout's HTML page, relative to where the page is written (default: :func:`handout_page`)."""
     head = _(render_terminal.GRADING).format(submission=report.submission)
     if report.public_only:
         head += _(render_terminal.PUBLIC_ONLY)
-    parts = [f"<h1>{_e(head)}</h1>"]
-    if report.seed is not None:
-        parts.append(f"<p>{_e(_(render_terminal.SEED).format(seed=report.seed))}</p>")
-    parts.append(table(report))
+    parts = [f"<h1>{_e(head)}</h1>", table(report), f"<p>{_e(render_terminal.run_line(report))}</p>"]
     parts += [f"<p>{_e(_(render_terminal.NOTE).format(note=note))}</p>" for note in report.notes]
     parts.append(_worked_example(report))
     failed = [r for r in report.steps if r.failed]
@@ -165,14 +180,15 @@ def body(report: GradeReport) -> str:
             f'<h3 id="step-{result.step.id}">{_e(_(result.step.title))} '
             f"({_points(result.earned)}/{_points(result.possible)})</h3>"
         )
-        parts.append(step_failures(result))
+        parts.append(step_failures(result, handout))
     return "\n".join(p for p in parts if p)
 
 
-def page(report: GradeReport, title: str | None = None) -> str:
-    """The whole self-contained page (titled after the submission unless ``title`` is given)."""
+def page(report: GradeReport, title: str | None = None, *, handout: str | None = None) -> str:
+    """The whole self-contained page (titled after the submission unless ``title`` is given; ``handout``: see
+    :func:`body`)."""
     title = title or _(TITLE).format(submission=report.submission)
-    return htmlpage.page(body(report), title=title, style=STYLE, lang=language())
+    return htmlpage.page(body(report, handout), title=title, style=STYLE, lang=language())
 
 
 def failure_page(title: str, reason: str) -> str:

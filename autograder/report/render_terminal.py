@@ -1,6 +1,8 @@
 """The terminal rendering of a report: the per-step table first, then the failures grouped by step.
 
-Three levels of detail: ``quiet`` prints the table only; ``normal`` adds,
+The seed of the hidden inputs and the isolation layer are one line under the
+table (what a student reads first is the table). Three levels of detail:
+``quiet`` prints the table only; ``normal`` adds,
 for each step, the functions not written yet (one line) and its failures
 grouped by cause (at most :data:`SHOWN_PER_STEP` of them, with how to see
 the rest); ``verbose`` prints every check, passed ones included, each with
@@ -9,10 +11,11 @@ its full message. Every word comes from the catalogs (:mod:`autograder.i18n`).
 
 from __future__ import annotations
 
+import shlex
 import textwrap
 
 from autograder import tasks
-from autograder.i18n import N_, _, language, ngettext
+from autograder.i18n import N_, SOURCE, _, language, ngettext
 from autograder.report import failures
 from autograder.report.model import CheckResult, GradeReport, StepResult
 
@@ -29,11 +32,13 @@ HEADINGS = (N_("step"), N_("earned"), N_("points"), N_("checks passed"))
 TOTAL = N_("Total")
 NOTE = N_("Note: {note}")
 ISOLATION = N_("Student code ran with isolation: {isolation}")
-SEED_AND_ISOLATION = N_("{seed}. {isolation}")  # both on the line under the first: one line fewer to read
+SEED_AND_ISOLATION = N_("{seed}. {isolation}")  # both on the line under the table: one line fewer to read
 TO_FIX = N_("To fix, step by step:")
 TO_START = N_("Not implemented yet (each step's section of {handout} explains it):")
 STEP_TO_START = N_("{title}: {what}")
-MORE = N_("… and {count} more failed checks: attnlab grade {folder} --step {step} --verbose")
+MORE = N_("… and {count} more failed checks: {command}")
+MORE_LISTED = N_("… and {count} more failed checks, each one listed below")  # where every check is shown anyway
+RERUN = "attnlab grade {folder} --step {step} --verbose"  # a command: the same in every language
 SAME_CAUSE = N_("(the same for {count} more checks, {points} points in all)")
 PASSED_MARK, FAILED_MARK = "✓", "✗"
 
@@ -99,14 +104,22 @@ def _to_start(grouped: tuple[failures.StepFailures, ...]) -> list[str]:
     return lines
 
 
-def _step_failures(group: failures.StepFailures, folder: str) -> list[str]:
+def rerun_command(folder: str, step: str, lang: str | None = None) -> str:
+    """The command that shows every check of ``step`` in ``folder``, with ``--lang`` when one is given."""
+    command = RERUN.format(folder=shlex.quote(folder), step=step)
+    return f"{command} --lang {lang}" if lang else command
+
+
+def _step_failures(group: failures.StepFailures, folder: str | None, lang: str | None) -> list[str]:
     step = group.result.step
     lines = [f"{_(step.title)} ({_points(group.result.earned)}/{_points(group.result.possible)})"]
     for entry in group.failures[:SHOWN_PER_STEP]:
         lines += _failure_lines(entry)
     hidden = sum(e.count for e in group.failures[SHOWN_PER_STEP:])
-    if hidden:
-        lines += _wrapped(_(MORE).format(count=hidden, folder=folder, step=step.id), "  ")
+    if hidden and folder is None:
+        lines += _wrapped(_(MORE_LISTED).format(count=hidden), "  ")
+    elif hidden:
+        lines += _wrapped(_(MORE).format(count=hidden, command=rerun_command(folder, step.id, lang)), "  ")
     return lines
 
 
@@ -119,16 +132,33 @@ def _every_check(result: StepResult) -> list[str]:
     return lines
 
 
-def text(report: GradeReport, detail: str = NORMAL) -> str:
-    """The report for a terminal at the level of ``detail`` (:data:`QUIET`, :data:`NORMAL` or :data:`VERBOSE`)."""
-    head = _(GRADING).format(submission=report.submission) + (_(PUBLIC_ONLY) if report.public_only else "")
-    lines = [head]
+def run_line(report: GradeReport, *, seed: bool = True) -> str:
+    """The line under the table: the hidden inputs' seed (unless ``seed`` is False) and the isolation layer."""
     isolation = _(ISOLATION).format(isolation=report.isolation)
-    if report.seed is not None:
-        lines.append(_(SEED_AND_ISOLATION).format(seed=_(SEED).format(seed=report.seed), isolation=isolation))
-    else:
-        lines.append(isolation)
-    lines += _table(report)
+    if report.seed is None or not seed:
+        return isolation
+    return _(SEED_AND_ISOLATION).format(seed=_(SEED).format(seed=report.seed), isolation=isolation)
+
+
+def text(
+    report: GradeReport,
+    detail: str = NORMAL,
+    *,
+    lang: str | None = None,
+    rerun: bool = True,
+    seed: bool = True,
+) -> str:
+    """The report for a terminal at the level of ``detail`` (:data:`QUIET`, :data:`NORMAL` or :data:`VERBOSE`).
+
+    Args:
+        lang: the ``--lang`` the hint "and N more failed checks" repeats (default: the active language, unless
+            it is the source language, which needs none).
+        rerun: whether that hint is the command that shows the rest (False where every check is listed anyway,
+            as on Gradescope).
+        seed: whether the line under the table shows the hidden inputs' seed.
+    """
+    head = _(GRADING).format(submission=report.submission) + (_(PUBLIC_ONLY) if report.public_only else "")
+    lines = [head, *_table(report), run_line(report, seed=seed)]
     if detail == QUIET:  # the table only
         return "\n".join(lines)
     if detail == VERBOSE:
@@ -141,8 +171,9 @@ def text(report: GradeReport, detail: str = NORMAL) -> str:
         worked = [group for group in grouped if group.failures]
         if worked:  # when every check passed, the table's last line says so
             lines += ["", _(TO_FIX)]
+        shown_lang = lang or (language() if language() != SOURCE else None)
         for group in worked:
-            lines += _step_failures(group, report.submission)
+            lines += _step_failures(group, report.submission if rerun else None, shown_lang)
     for note in report.notes:
         lines += textwrap.wrap(_(NOTE).format(note=note), WIDTH, subsequent_indent="  ", break_on_hyphens=False)
     return "\n".join(lines)

@@ -1,0 +1,74 @@
+"""The report's "not implemented yet" names every function of a step whose stub error is still in its module,
+read from the module's text (:mod:`autograder.stubbed`), not only the functions a check's call reached."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from autograder import stubbed, stubs, tasks
+from autograder.report import failures
+from autograder.report.model import CallFailure, CheckResult, GradeReport, StepResult
+from tests import kit
+
+MODULES = {step.id: step.module for step in tasks.STEPS}
+
+
+def regions(step: tasks.Step) -> list[str]:
+    """The functions the reference marks with solution regions (what the stub leaves to write), in file order."""
+    text = (kit.SOLUTIONS / f"{step.module}.py").read_text(encoding="utf-8")
+    return list(dict.fromkeys(region.task for region in stubs.find_regions(text)))
+
+
+@pytest.mark.parametrize("step", tasks.STEPS, ids=lambda s: s.id)
+def test_every_function_the_stub_leaves_to_write_is_found(step: tasks.Step) -> None:
+    found = stubbed.in_text((kit.STUBS / f"{step.module}.py").read_text(encoding="utf-8"), step.id)
+    assert [name.rpartition(".")[2] for name in found] == regions(step)
+
+
+def test_methods_are_named_with_their_class_and_the_reference_has_none() -> None:
+    found = stubbed.in_folder(kit.STUBS, MODULES)
+    assert {"KVCache.__init__", "KVCache.append", "decode_step"} <= set(found["kv_cache"])
+    assert {"block_params", "score_matrix_bytes", "crossover_length"} <= set(found["costs"])
+    assert {"mlp", "gpt_step"} <= set(found["toy_gpt"])
+    assert stubbed.in_folder(kit.SOLUTIONS, MODULES) == {}
+
+
+def test_a_written_function_is_no_longer_named(tmp_path: Path) -> None:
+    reference = (kit.SOLUTIONS / "kv_cache.py").read_text(encoding="utf-8")
+    stub = (kit.STUBS / "kv_cache.py").read_text(encoding="utf-8")
+    start, end = reference.index("def decode_step("), reference.index("\ndef ", reference.index("def decode_step("))
+    stub_start = stub.index("def decode_step(")
+    stub_end = stub.index("\ndef ", stub_start)
+    written = stub[:stub_start] + reference[start:end] + stub[stub_end:]
+    names = stubbed.in_text(written, "kv_cache")
+    assert "decode_step" not in names and "incremental_attention" in names
+    assert stubbed.in_text(stub, "mask") == (), "another step's stub error is not this step's"
+
+
+def test_a_link_a_fifo_or_a_missing_file_is_not_read(tmp_path: Path) -> None:
+    (tmp_path / "secret.py").write_text((kit.STUBS / "softmax.py").read_text(encoding="utf-8"), encoding="utf-8")
+    (tmp_path / "softmax.py").symlink_to(tmp_path / "secret.py")
+    os.mkfifo(tmp_path / "mask.py")
+    assert stubbed.in_folder(tmp_path, {"softmax": "softmax", "mask": "mask", "scaling": "scaling"}) == {}
+
+
+def test_the_step_lists_unreached_stubs_before_the_functions_that_raised() -> None:
+    raised = CallFailure("raised", "incremental_attention", "NotImplementedError", ("NotImplementedError",))
+    check = CheckResult("kv_cache", "test_a", "a", 1, False, False, "m", call_failure=raised)
+    mine = CallFailure("raised", "helper", "NotImplementedError", ("NotImplementedError",))
+    other = CheckResult("kv_cache", "test_b", "b", 1, False, False, "m", call_failure=mine)
+    result = StepResult(tasks.step("kv_cache"), (check, other), ("decode_step", "incremental_attention"))
+    assert failures.of_step(result).not_implemented == ("decode_step", "incremental_attention", "helper")
+    passed = StepResult(tasks.step("kv_cache"), (CheckResult("kv_cache", "t", "t", 1, True, False),), ("helper",))
+    assert failures.of_step(passed).empty, "a step that lost no points lists nothing"
+
+
+@pytest.mark.slow
+def test_the_stubs_report_names_the_functions_no_check_reached(stubs_report: GradeReport) -> None:
+    grouped = {group.result.step.id: group for group in failures.of_report(stubs_report.steps)}
+    assert {"decode_step", "KVCache.append"} <= set(grouped["kv_cache"].not_implemented)
+    assert {"block_params", "score_matrix_bytes", "crossover_length"} <= set(grouped["costs"].not_implemented)
+    assert {"mlp", "gpt_step"} <= set(grouped["toy_gpt"].not_implemented)
