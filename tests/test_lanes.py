@@ -18,6 +18,15 @@ STEPS = ("softmax", "timing", "predictions")
 two_cpus = pytest.mark.skipif(len(EVERY_CPU) < 2, reason="lanes need two CPUs")
 
 
+@pytest.fixture(autouse=True)
+def no_preload_running() -> None:
+    """An earlier test's grading may still be importing torch in its preload thread; lanes fork only once no other
+    thread runs, so these tests wait for it."""
+    for thread in threading.enumerate():
+        if thread.name == "attnlab-torch-preload":
+            thread.join(timeout=120)
+
+
 def outcomes(report) -> list[tuple[str, str, bool, float]]:
     return [(s.step.id, c.name, c.passed, c.points) for s in report.steps for c in s.checks]
 
