@@ -84,13 +84,19 @@ class _ChildDied(Exception):
     pass
 
 
-def prestart(torch: bool = True, level: Level | None = None) -> None:
+def prestart(torch: bool = True, level: Level | None = None, numpy: bool = False) -> None:
     """Start the fork server of this machine's isolation level now, so its imports overlap the grader's start-up.
 
     Args:
         torch: preload torch (only worth its 2 s when a torch step will be graded).
+        numpy: also (first) a numpy-only fork server, for the steps that need no torch: it is ready seconds
+            earlier and its forks are cheaper.
     """
-    zygote.shared(level if level is not None else choose(), torch)
+    level = level if level is not None else choose()
+    if numpy:
+        zygote.shared(level, torch=False)
+    if torch or not numpy:
+        zygote.shared(level, torch)
 
 
 class Sandbox:
@@ -102,8 +108,13 @@ class Sandbox:
         limits: Limits = Limits(),
         hangs: Hangs | None = None,
         isolation: Level | None = None,
+        torch: bool | None = None,
+        cpus: tuple[int, ...] | None = None,
     ) -> None:
+        """``torch``: whether the code graded here uses torch (False: a numpy-only fork server will do; None:
+        any). ``cpus``: the CPUs its children may run on (None: any)."""
         self.submission = Path(submission).resolve()
+        self.torch, self.cpus = torch, cpus
         self.limits = limits
         self.hangs = hangs if hangs is not None else Hangs()
         self.isolation = isolation if isolation is not None else choose()
@@ -184,7 +195,7 @@ class Sandbox:
     # -- child lifecycle --------------------------------------------------
     def _start(self) -> None:
         limits = asdict(self.limits) | {"hung": sorted(self.hangs.inside)}
-        self._child = launcher.start(self.submission, self.isolation, limits)
+        self._child = launcher.start(self.submission, self.isolation, limits, self.torch, self.cpus)
         self._imported = set()
         self._torch_ready = False
 

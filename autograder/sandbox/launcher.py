@@ -164,8 +164,14 @@ def _parse_report(line: bytes) -> Ended:
     return Ended(error=str(report.get("error") if isinstance(report, dict) else report)[:500])
 
 
-def start(submission: Path, level: Level, limits: dict[str, Any], torch: bool | None = None) -> Child:
-    """A new child for ``submission`` at ``level``, serving requests with ``limits``.
+def start(
+    submission: Path,
+    level: Level,
+    limits: dict[str, Any],
+    torch: bool | None = None,
+    cpus: tuple[int, ...] | None = None,
+) -> Child:
+    """A new child for ``submission`` at ``level``, serving requests with ``limits`` (on ``cpus`` only, if given).
 
     Raises:
         OSError: the child could not be started at all.
@@ -193,6 +199,7 @@ def start(submission: Path, level: Level, limits: dict[str, Any], torch: bool | 
         "uid": uid,
         "gid": gid,
         "checked": level > Level.HOOK,
+        "cpus": sorted(cpus) if cpus else None,
     }
     request_read, request_write = os.pipe()
     reply_read, reply_write = os.pipe()
