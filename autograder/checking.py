@@ -16,7 +16,8 @@ from typing import Any, NoReturn
 import numpy as np
 
 from autograder import cases, diagnose, messages
-from autograder.diagnose.catalog import MISTAKES
+from autograder.diagnose import catalog, relations
+from autograder.diagnose import context as call_context
 from autograder.evidence import RECORDER, Evidence, keepable
 from autograder.i18n import N_, _
 from autograder.sandbox import outcome as outcomes
@@ -66,6 +67,7 @@ class Got:
     call: str
     value: Any
     output: str = field(default="", repr=False)
+    context: dict[str, float] = field(default_factory=dict, repr=False)  # the call's named sizes (d_k, n, ...)
 
     def fail(
         self,
@@ -74,10 +76,15 @@ class Got:
         mistake_id: str | None = None,
         evidence: Evidence | None = None,
         not_started: str = "",
+        relation: relations.Relation | None = None,
     ) -> NoReturn:
-        """Fail the check; ``not_started`` says in a few words that the work is not there yet (no report, no answer)."""
-        text = MISTAKES[mistake_id].text if mistake_id else None
-        message = messages.failure(self.step, self.call, expected, got, text)
+        """Fail the check; ``not_started`` says in a few words that the work is not there yet (no report, no answer).
+
+        ``relation`` says how the value relates to the expected one, when the grader found out.
+        """
+        text = catalog.describe(mistake_id) if mistake_id else None
+        how = relation.sentence() if relation is not None else None
+        message = messages.failure(self.step, self.call, expected, got, text, how)
         raise CheckFailed(message, mistake_id, evidence, _(not_started) if not_started else "")
 
     def no_result(
@@ -89,7 +96,7 @@ class Got:
 
     def with_value(self, value: Any) -> Got:
         """The same call with a value derived from it (e.g. the unmasked entries)."""
-        return Got(self.step, self.call, value, self.output)
+        return Got(self.step, self.call, value, self.output, self.context)
 
     def parts(self, *names: str) -> list[Got]:
         """The entries of a returned tuple, e.g. ``output, weights = got.parts("output", "weights")``.
@@ -101,7 +108,7 @@ class Got:
         shown = [_(name) for name in names]
         if not isinstance(value, (tuple, list)) or len(value) != len(names):
             self.fail(_(messages.A_TUPLE).format(count=len(names), names=", ".join(shown)), describe(value))
-        return [Got(self.step, f"{self.call} -> {name}", v, self.output) for name, v in zip(shown, value)]
+        return [Got(self.step, f"{self.call} -> {name}", v, self.output, self.context) for name, v in zip(shown, value)]
 
     def array(self, shape: tuple[int, ...] | None = None) -> np.ndarray:
         """The value as a numeric array (numpy or torch), of ``shape`` if given."""
@@ -182,7 +189,7 @@ class Lab:
         outcome = self.sandbox.run_call(module, name, *args, **kwargs)
         if not isinstance(outcome, outcomes.Returned):
             Got(self.step, text, None).no_result(outcome, name, f"{module}.{name}")
-        return Got(self.step, text, outcome.value, outcome.output)
+        return Got(self.step, text, outcome.value, outcome.output, call_context.of(f"{module}.{name}", args, kwargs))
 
     def probe(self, name: str, *args: Any, text: str, module: str | None = None) -> Got:
         """Run the child-side probe ``name`` (see :mod:`autograder.sandbox.probes`)."""
@@ -239,10 +246,12 @@ def expect_close(
     expected = np.asarray(expected, dtype=float)
     value = got.value
     if isinstance(value, np.ndarray) and value.shape != expected.shape:
+        mistake = diagnose.identify(value, wrong or {})
         got.fail(
             _(messages.AN_ARRAY_OF_SHAPE).format(shape=messages.shape(expected)),
             _(messages.OF_SHAPE).format(shape=messages.shape(value)),
-            diagnose.identify(value, wrong or {}),
+            mistake,
+            relation=None if mistake else relations.shape_relation(value.shape, expected.shape),
         )
     array = got.array(expected.shape).astype(float)
     same_inf = np.array_equal(np.isinf(array), np.isinf(expected)) and np.array_equal(
@@ -256,13 +265,30 @@ def expect_close(
         if exhibit and evidence is not None:
             RECORDER.record(evidence)
         return array
-    mistake = diagnose.identify(array, wrong or {})
+    mistake, relation = diagnosis(got, array, expected, wrong)
     got.fail(
         messages.short(expected),
         messages.short(array) + messages.worst_entry(array, expected, rtol=rtol, atol=atol),
         mistake,
         evidence,
+        relation=relation,
     )
+
+
+def diagnosis(
+    got: Got, array: np.ndarray, expected: np.ndarray, wrong: Mapping[str, Any] | None
+) -> tuple[str | None, relations.Relation | None]:
+    """The mistake a failed array names (the closest known or generated wrong answer), else how it relates.
+
+    A relation that is a mistake by itself (half-precision rounding) names it.
+    """
+    mistake = diagnose.identify(array, wrong or {})
+    if mistake is not None:
+        return mistake, None
+    relation = relations.relate(array, expected, got.context)
+    if relation is not None and relation.mistake is not None and catalog.known(relation.mistake):
+        return relation.mistake, relation
+    return None, relation
 
 
 def expect_case(got: Got, case: str, part: int | None = None, **options: Any) -> np.ndarray:
@@ -294,13 +320,24 @@ def comparison(
 
 
 def expect_that(
-    got: Got, holds: bool, expected: str, got_text: str, *, value: Any = None, wrong: Mapping[str, Any] | None = None
+    got: Got,
+    holds: bool,
+    expected: str,
+    got_text: str,
+    *,
+    value: Any = None,
+    wrong: Mapping[str, Any] | None = None,
+    mistake: str | None = None,
 ) -> None:
-    """Expect a property; when it fails, diagnose ``value`` against ``wrong``."""
+    """Expect a property; when it fails, diagnose ``value`` against ``wrong``.
+
+    ``mistake`` names the mistake the property's failure is by itself (x changed by a function that must
+    leave it alone); a matching wrong answer names a more precise one first.
+    """
     if holds:
         return
-    mistake = diagnose.identify(np.asarray(value), wrong) if value is not None and wrong else None
-    got.fail(expected, got_text, mistake)
+    found = diagnose.identify(np.asarray(value), wrong) if value is not None and wrong else None
+    got.fail(expected, got_text, found or mistake)
 
 
 def rounding_limit(scale: float = 1.0) -> float:

@@ -19,7 +19,7 @@ import tempfile
 import threading
 import time
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, redirect_stderr, redirect_stdout
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from autograder import intake, messages, stubbed, submission, tasks
+from autograder import grader_fixtures, intake, lanes, messages, stubbed, submission, tasks
 from autograder.checking import CheckFailed, Lab
 from autograder.checklist import MARKERS, points_of, step_of, title_of
 from autograder.evidence import RECORDER
@@ -88,20 +88,29 @@ def seed_for(secret: str, identity: str) -> int:
 class GradingPlugin:
     """Pytest plugin: provides the graders' fixtures and records each check's result."""
 
-    def __init__(self, options: GradeOptions, level: Level, taken: intake.TakenIn) -> None:
-        self.options, self.level = options, level
+    def __init__(
+        self,
+        options: GradeOptions,
+        level: Level,
+        taken: intake.TakenIn,
+        cpus: Callable[[], tuple[int, ...] | None] = lambda: None,
+    ) -> None:
+        self.options, self.level, self.cpus = options, level, cpus  # cpus(): where a new sandbox's children run
         self.folder = taken.folder  # the intake's copy: every sandbox and grader reads this, never the hand-in
         self.ignored = {item.path: item.kind for item in taken.ignored}
+        self.numpy_children = not mentions_torch(taken.folder)  # numpy steps may fork from a torch-free server
         self.results: dict[str, CheckResult] = {}
         self.order: list[str] = []
         self._reference: Reference | None = None
         self._sandboxes: dict[str, Sandbox] = {}
         self.hangs = Hangs()  # shared by every step: a function that hung is not called again
+        self._hidden_files: dict[str, bool] = {}
 
     # -- configuration and collection --------------------------------------
     def pytest_configure(self, config: pytest.Config) -> None:
         for line in MARKERS:
             config.addinivalue_line("markers", line)
+        config.stash[grader_fixtures.PLUGIN] = self
 
     def pytest_collection_modifyitems(
         self, session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
@@ -133,11 +142,17 @@ class GradingPlugin:
                     )
 
     def _is_hidden(self, item: pytest.Item) -> bool:
-        hidden = self.options.hidden
-        return hidden is not None and Path(str(item.path)).resolve().is_relative_to(hidden.resolve())
+        """Whether ``item`` is a hidden check (each grader file's answer is kept: resolving paths for every
+        item, several times each, cost 0.8 s of a whole-lab grade)."""
+        path = str(item.path)
+        if path not in self._hidden_files:
+            hidden = self.options.hidden
+            self._hidden_files[path] = hidden is not None and Path(path).resolve().is_relative_to(
+                Path(hidden).resolve()
+            )
+        return self._hidden_files[path]
 
-    # -- fixtures -----------------------------------------------------------
-    @pytest.fixture(scope="module")
+    # -- what the fixtures serve (autograder.grader_fixtures) ----------------
     def lab(self, request: pytest.FixtureRequest) -> Lab:
         """The submission, for the step of this grader file, through that step's sandbox.
 
@@ -149,7 +164,13 @@ class GradingPlugin:
             self._sandboxes.pop(other).close()
         if step.id not in self._sandboxes:
             self._sandboxes[step.id] = Sandbox(
-                self.folder, self.options.limits, self.hangs, self.level, ignored=self.ignored, torch=step.torch
+                self.folder,
+                self.options.limits,
+                self.hangs,
+                self.level,
+                ignored=self.ignored,
+                torch=step.child_uses_torch or not self.numpy_children,
+                cpus=self.cpus(),
             )
         return Lab(self._sandboxes[step.id], step)
 
@@ -161,7 +182,6 @@ class GradingPlugin:
     def pytest_sessionfinish(self) -> None:
         self.close_sandboxes()
 
-    @pytest.fixture(scope="session")
     def ref(self) -> Reference:
         """The reference solution (hidden graders only; never shipped to students)."""
         if self._reference is None:
@@ -170,7 +190,6 @@ class GradingPlugin:
             self._reference = Reference(self.options.reference, tasks.modules_present(self.options.reference))
         return self._reference
 
-    @pytest.fixture
     def rng(self, request: pytest.FixtureRequest) -> np.random.Generator:
         """Hidden inputs for this check: the submission's seed and the check's own name."""
         if self.options.seed is None:
@@ -289,22 +308,57 @@ def _guard_imports(submission: Path) -> None:
             )
 
 
-def _uses_torch(steps: tuple[str, ...]) -> bool:
-    return any(tasks.step(s).torch for s in steps if s in tasks.BY_ID)
+TORCH_MODULES = frozenset(step.module for step in tasks.STEPS if step.torch)
+
+
+def mentions_torch(submission: Path) -> bool:
+    """Whether a module of the submission other than the torch steps' own says ``torch`` anywhere.
+
+    The numpy steps' children fork from a fork server without torch (cheaper, and ready seconds sooner); a
+    submission whose numpy steps use torch (``torch.softmax`` in ``softmax.py``, or a helper module that imports
+    it) gets the one with torch preloaded instead, as the torch steps do. Only speed depends on this: code that
+    imports torch in a way no text search sees still runs, importing torch in its own child.
+    """
+    for path in Path(submission).glob("*.py"):
+        if path.stem in TORCH_MODULES:
+            continue
+        try:
+            if path.is_file() and b"torch" in path.read_bytes():
+                return True
+        except OSError:
+            continue
+    return False
 
 
 def _preload_torch(steps: tuple[str, ...]) -> None:
-    """Import torch in a background thread when a torch step will be graded.
+    """Import torch in a background thread when a step whose graders use it will be graded.
 
-    The reference's torch steps import it in this process (about 2 s); a thread
+    The reference's torch steps import it in this process (about 2.5 s); a thread
     started now does that while the first steps' checks wait on their children.
     Importlib's module locks make a later ``import torch`` wait for this one.
     """
-    if _uses_torch(steps) and "torch" not in sys.modules:
-        threading.Thread(
-            target=importlib.import_module, args=("torch",), name="attnlab-torch-preload", daemon=True
-        ).start()
+    if any(tasks.step(s).grader_uses_torch for s in steps if s in tasks.BY_ID) and "torch" not in sys.modules:
+        threading.Thread(target=_import_torch, name="attnlab-torch-preload", daemon=True).start()
 
+
+def _import_torch() -> None:
+    """torch for the grader's own checks, on one thread: its arrays are small, and the other CPUs are the
+    sandbox children's (the warm server found the torch steps 1.2-1.8x faster so)."""
+    torch = importlib.import_module("torch")
+    torch.set_num_threads(1)
+
+
+# pytest's built-in plugins the graders never use (doctests, JUnit XML, tmp_path, monkeypatch, warnings capture,
+# pdb, unittest classes, ...): each is registered and scanned for fixtures at every grading (a fifth of pytest's
+# start-up, which a test suite grading 140 variants pays 140 times).
+UNUSED_PLUGINS = tuple(
+    argument
+    for name in (
+        "doctest", "junitxml", "pastebin", "stepwise", "legacypath", "tmpdir", "monkeypatch", "recwarn",
+        "faulthandler", "threadexception", "setuponly", "setupplan", "debugging", "warnings", "unittest", "subtests",
+    )
+    for argument in ("-p", f"no:{name}")
+)  # fmt: skip
 
 # What this environment's pytest would otherwise add to the graders' run: plugins installed in it (hypothesis,
 # pytest-benchmark, anyio... each loaded into the grader, some changing how tests run) and the user's options.
@@ -334,7 +388,8 @@ def grade(options: GradeOptions) -> GradeReport:
     """Run every applicable grader on ``options.submission`` and return the report.
 
     The hand-in is taken into a private copy first (:func:`autograder.intake.take_in`); nothing here or in the
-    graders reads the hand-in itself.
+    graders reads the hand-in itself. Steps that measure time are graded in a lane of their own where the machine
+    has a CPU to spare for them (:mod:`autograder.lanes`), alongside the others; the report is the same either way.
 
     Raises:
         IsolationRefused: ``options.isolation`` asks for a layer this machine does not give.
@@ -344,9 +399,6 @@ def grade(options: GradeOptions) -> GradeReport:
     started = time.perf_counter()
     _guard_imports(Path(options.submission))
     level = choose(Level.parse(options.isolation) if options.isolation else None)
-    selected = options.steps or tuple(tasks.BY_ID)
-    prestart(torch=_uses_torch(selected), level=level)  # the children's numpy (and torch) load while pytest collects
-    _preload_torch(selected)
     work = Path(tempfile.mkdtemp(prefix="attnlab-intake-"))
     try:
         given = submission.data_files(options.given) if options.given is not None else ()
@@ -360,45 +412,18 @@ def grade(options: GradeOptions) -> GradeReport:
 
 def _grade_copy(options: GradeOptions, level: Level, taken: intake.TakenIn, started: float) -> GradeReport:
     """Grade the intake's copy ``taken`` of ``options.submission``."""
-    selected = options.steps or tuple(tasks.BY_ID)
+    selected = tuple(options.steps or tasks.BY_ID)
     # read before any student code runs: the functions whose stub error is still in the modules taken in
     still_stubbed = stubbed.in_folder(taken.folder, {s: tasks.step(s).module for s in selected if s in tasks.BY_ID})
-    plugin = GradingPlugin(options, level, taken)
-    paths = _grader_paths(options)
-    args = [
-        *paths,
-        "-c", str(PUBLIC_GRADERS / "pytest.ini"),
-        "--rootdir", str(PUBLIC_GRADERS),
-        "--noconftest",
-        "--import-mode=importlib",  # grader files by path: no sys.path changes, two hidden folders in one process
-        "--assert=plain",  # pytest's rewriting would read its own bytecode cache next to the graders
-        "-p", "no:cacheprovider",
-        "-p", "no:logging",  # its collection hook walks the loggers while the torch preload thread adds some
-        "-p", "no:unraisableexception",  # it runs gc.collect() 5 times at the end: 0.65 s a student with torch loaded
-        "-s",
-        "-q",
-        "--strict-markers",
-    ]  # fmt: skip
-    sink = io.StringIO()
-    trusted = (PUBLIC_GRADERS, options.hidden, options.reference)  # imported from source, never from a cache
-    try:
-        with redirect_stdout(sink), redirect_stderr(sink), messages.plain_numbers(), source_only(trusted):
-            with _own_pytest():
-                code = pytest.main(args, plugins=[plugin, PlainFailureReports()])
-    finally:
-        plugin.close_sandboxes()
-    if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
-        raise GradingError(f"the graders could not run (pytest exit {int(code)}):\n{sink.getvalue()[-3000:]}")
-    steps = []
-    for step in tasks.STEPS:
-        checks = tuple(
-            plugin.results[n] for n in plugin.order if n in plugin.results and plugin.results[n].step == step.id
-        )
-        if checks:
-            steps.append(StepResult(step, checks, still_stubbed.get(step.id, ())))
-    missing = [n for n in plugin.order if n not in plugin.results]
-    if missing:
-        raise GradingError(f"no result for {len(missing)} checks, e.g. {missing[0]}")
+    # the children's numpy (and torch) load while pytest collects; numpy-only steps fork from a server without torch
+    numpy_children = not mentions_torch(taken.folder)
+    child_torch = [tasks.step(s).child_uses_torch for s in selected]
+    prestart(torch=any(child_torch) or not numpy_children, level=level, numpy=numpy_children and not all(child_torch))
+    split = lanes.plan(selected)
+    if split is None:
+        steps = _run_graders(options, level, taken, selected, still_stubbed)
+    else:
+        steps = _run_in_lanes(options, level, taken, split, still_stubbed)
     notes = [messages.left_out(item.path, item.kind) for item in taken.ignored]
     if options.hidden is None and not options.public_only:
         notes.append(_(NOTE_NO_HIDDEN))
@@ -409,7 +434,7 @@ def _grade_copy(options: GradeOptions, level: Level, taken: intake.TakenIn, star
         notes += [_(NOTE_INSTRUCTOR_READABLE).format(path=p) for p in _readable_instructor_modules()[:1]]
     return GradeReport(
         submission=escape_controls(str(options.submission)),  # a folder name a student chose
-        steps=tuple(steps),
+        steps=steps,
         public_only=options.hidden is None,
         seed=options.seed if options.hidden else None,
         notes=tuple(notes),
@@ -431,6 +456,86 @@ def _readable_instructor_modules() -> list[Path]:
         for path in sorted(PACKAGE.rglob("*.py"))
         if path.relative_to(PACKAGE).as_posix() not in public and readable_by_others(path)
     ]
+
+
+def _run_in_lanes(
+    options: GradeOptions,
+    level: Level,
+    taken: intake.TakenIn,
+    split: lanes.Plan,
+    still_stubbed: dict[str, tuple[str, ...]],
+) -> tuple[StepResult, ...]:
+    """The main steps graded here while the timing lane grades the steps that measure time on its own CPU."""
+    from autograder.report import serialize
+
+    def timed_lane() -> str:
+        steps = _run_graders(options, level, taken, split.timed, still_stubbed, cpus=lambda: split.reserved)
+        return serialize.report_json(GradeReport(str(options.submission), steps, options.hidden is None, options.seed))
+
+    with lanes.overlapping(split, timed_lane) as lane:
+        main = _run_graders(
+            options, level, taken, split.main, still_stubbed, cpus=lambda: split.others if lane.running else None
+        )
+    text, problem = lane.result()
+    if text is not None:
+        timed = serialize.report_from_json(text).steps
+    elif problem.startswith(GradingError.__name__ + ":"):
+        raise GradingError(problem.partition(":")[2].strip())
+    else:  # the lane itself failed (not its graders): its steps are graded here, after the others
+        timed = _run_graders(options, level, taken, split.timed, still_stubbed)
+    order = {step.id: index for index, step in enumerate(tasks.STEPS)}
+    return tuple(sorted((*main, *timed), key=lambda result: order[result.step.id]))
+
+
+def _run_graders(
+    options: GradeOptions,
+    level: Level,
+    taken: intake.TakenIn,
+    selected: tuple[str, ...],
+    still_stubbed: dict[str, tuple[str, ...]],
+    cpus: Callable[[], tuple[int, ...] | None] = lambda: None,
+) -> tuple[StepResult, ...]:
+    """Run the graders of the ``selected`` steps under pytest in this process; each step's results, in order."""
+    options = replace(options, steps=selected)
+    _preload_torch(selected)
+    plugin = GradingPlugin(options, level, taken, cpus)
+    paths = _grader_paths(options)
+    args = [
+        *paths,
+        "-c", str(PUBLIC_GRADERS / "pytest.ini"),
+        "--rootdir", str(PUBLIC_GRADERS),
+        "--noconftest",
+        "--import-mode=importlib",  # grader files by path: no sys.path changes, two hidden folders in one process
+        "--assert=plain",  # pytest's rewriting would read its own bytecode cache next to the graders
+        "-p", "no:cacheprovider",
+        "-p", "no:logging",  # its collection hook walks the loggers while the torch preload thread adds some
+        "-p", "no:unraisableexception",  # it runs gc.collect() 5 times at the end: 0.65 s a student with torch loaded
+        *UNUSED_PLUGINS,
+        "-s",
+        "-q",
+        "--strict-markers",
+    ]  # fmt: skip
+    sink = io.StringIO()
+    trusted = (PUBLIC_GRADERS, options.hidden, options.reference)  # imported from source, never from a cache
+    try:
+        with redirect_stdout(sink), redirect_stderr(sink), messages.plain_numbers(), source_only(trusted):
+            with _own_pytest():
+                code = pytest.main(args, plugins=[plugin, PlainFailureReports(), grader_fixtures])
+    finally:
+        plugin.close_sandboxes()
+    if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+        raise GradingError(f"the graders could not run (pytest exit {int(code)}):\n{sink.getvalue()[-3000:]}")
+    steps = []
+    for step in tasks.STEPS:
+        checks = tuple(
+            plugin.results[n] for n in plugin.order if n in plugin.results and plugin.results[n].step == step.id
+        )
+        if checks:
+            steps.append(StepResult(step, checks, still_stubbed.get(step.id, ())))
+    missing = [n for n in plugin.order if n not in plugin.results]
+    if missing:
+        raise GradingError(f"no result for {len(missing)} checks, e.g. {missing[0]}")
+    return tuple(steps)
 
 
 def with_note(report: GradeReport, note: str) -> GradeReport:

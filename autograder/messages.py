@@ -23,6 +23,7 @@ FAILURE = N_(
     "{step}: {call}: expected {expected}, got {got}.{diagnosis} See the handout, section '{title}' ({handout})."
 )
 DIAGNOSIS = N_(" Likely mistake: {text}.")
+RELATION = N_(" How it differs: {text}.")  # a relation the grader found between the answer and the expected one
 OUTPUT_NOTE = N_(" Your code printed: {output}")
 ARRAY = N_("array of shape {shape} {values}")
 NOT_IMPLEMENTED = N_("{functions}: not implemented yet — handout section '{title}' ({handout})")
@@ -39,8 +40,11 @@ MAX_VALUE_CHARS = 160
 PLAIN_PRINT = {"legacy": "1.25"} if np.lib.NumpyVersion(np.__version__) >= "2.0.0" else {}
 
 
-def failure(step: Step, call: str, expected: str, got: str, diagnosis: str | None = None) -> str:
-    """Fill the template; ``diagnosis`` is a mistake's sentence, if one was recognised.
+def failure(
+    step: Step, call: str, expected: str, got: str, diagnosis: str | None = None, relation: str | None = None
+) -> str:
+    """Fill the template; ``diagnosis`` is a mistake's sentence, if one was recognised, and ``relation`` says
+    how the answer relates to the expected one (already in the active language), if the grader found out.
 
     The template, the step's title and the texts of ``call``, ``expected``,
     ``got`` and ``diagnosis`` are each looked up in the active language's
@@ -52,7 +56,8 @@ def failure(step: Step, call: str, expected: str, got: str, diagnosis: str | Non
         call=_(call),
         expected=_(expected),
         got=_(got),
-        diagnosis=_(DIAGNOSIS).format(text=_(diagnosis)) if diagnosis else "",
+        diagnosis=(_(RELATION).format(text=relation) if relation else "")
+        + (_(DIAGNOSIS).format(text=_(diagnosis)) if diagnosis else ""),
         title=_(step.title),
         handout=handout(step),
     )

@@ -38,6 +38,19 @@ class Step:
     hidden_points: float  # of which only the instructor's graders award
     functions: tuple[str, ...]
     torch: bool = False  # the step's modules use PyTorch (the grader's reference imports it too)
+    measures_time: bool = False  # its checks time student code: graded on a CPU no other step's work shares
+    grader_torch: bool | None = None  # its checks use torch in the grader's own process (None: as ``torch``)
+    child_torch: bool | None = None  # its sandbox children may load torch modules (None: as ``torch``)
+
+    @property
+    def grader_uses_torch(self) -> bool:
+        """Whether grading this step imports torch in the grader (its reference, hidden checks or diagnoses)."""
+        return self.torch if self.grader_torch is None else self.grader_torch
+
+    @property
+    def child_uses_torch(self) -> bool:
+        """Whether this step's sandbox children may load torch (they fork from the fork server that has it)."""
+        return self.torch if self.child_torch is None else self.child_torch
 
     @property
     def public_points(self) -> float:
@@ -84,7 +97,14 @@ STEPS: tuple[Step, ...] = (
         4,
         ("multi_head", "layer_norm", "rms_norm", "feed_forward", "block"),
     ),
-    Step("gradients", "Gradients of one head", 10, 3, ("attention_backward", "central_difference")),
+    Step(
+        "gradients",
+        "Gradients of one head",
+        10,
+        3,
+        ("attention_backward", "central_difference"),
+        grader_torch=True,  # the hidden checks compare with torch autograd
+    ),
     Step(
         "costs",
         "The chapter's arithmetic",
@@ -107,8 +127,17 @@ STEPS: tuple[Step, ...] = (
         0,
         ("time_attention", "loglog_slope", "time_decoding", "peak_memory"),
         torch=True,
+        measures_time=True,
+        grader_torch=False,  # the report is data, the measurements run in the sandbox
     ),
-    Step("predictions", "Predict first, then check", _prediction_points(), 0, ("PREDICTIONS",)),
+    Step(
+        "predictions",
+        "Predict first, then check",
+        _prediction_points(),
+        0,
+        ("PREDICTIONS",),
+        child_torch=True,  # a question may be checked by running any of the student's modules (kv_cache is torch)
+    ),
 )
 BY_ID = {step.id: step for step in STEPS}
 MODULES = tuple(step.module for step in STEPS)

@@ -1,4 +1,12 @@
-"""Fixtures of the kit's own tests."""
+"""Fixtures of the kit's own tests, and its two tiers.
+
+``python3 -m pytest`` runs the first tier: every test but those that need a
+browser, nbgrader, a Dask cluster or a pip install of the course lock.
+``python3 -m pytest --tier 2`` runs exactly those (``--tier all`` both);
+``.ci/run`` always runs both, and ``tests/test_tiers.py`` fails when it would
+not. A test file or test named on the command line runs whatever its tier.
+Which tests are in the second tier is decided here only (:data:`SECOND_TIER`).
+"""
 
 from __future__ import annotations
 
@@ -15,6 +23,89 @@ import pytest
 
 from autograder.report.model import GradeReport
 from tests import kit
+
+# What goes to the second tier, and what it needs: a test file (``tests/x.py``), one test (``tests/x.py::name``,
+# every parameter of it) or every test using a fixture (``fixture:name``).
+SECOND_TIER = {
+    "tests/test_handout_browser.py": "a headless chromium",
+    "tests/test_workbench_browser.py": "chromium through Selenium",
+    "tests/test_report_html.py::test_chromium_draws_every_image": "a headless chromium",
+    "tests/test_nbgrader_course.py": "nbgrader runs on a course",
+    "tests/test_nbgrader_kernel.py": "nbgrader's kernels",
+    "tests/test_nbgrader_language.py": "nbgrader runs on a course",
+    "tests/test_nbgrader_warm.py": "nbgrader runs with the warm grading server",
+    "tests/test_batch.py::test_a_dask_cluster_that_loses_a_worker_gives_the_same_csv": "a Dask LocalCluster",
+    "fixture:student_python": "a virtual environment installed from the course lock by the Gradescope setup.sh",
+}
+TIERS = ("1", "2", "all")
+MARKER = "second_tier"
+
+
+def second_tier_reason(nodeid: str, fixtures: tuple[str, ...] | list[str]) -> str | None:
+    """Why the test ``nodeid`` (using ``fixtures``) is in the second tier, or None: it is in the first."""
+    path, _, name = nodeid.partition("::")
+    function = name.partition("[")[0]
+    for key in (path, f"{path}::{function}", *(f"fixture:{fixture}" for fixture in fixtures)):
+        if key in SECOND_TIER:
+            return SECOND_TIER[key]
+    return None
+
+
+def selected(nodeid: str, fixtures: tuple[str, ...] | list[str], tier: str, named: bool) -> bool:
+    """Whether a run of ``tier`` runs the test; ``named``: its file or id was given on the command line."""
+    second = second_tier_reason(nodeid, fixtures) is not None
+    return tier == "all" or (tier == "2" and second) or (tier == "1" and (not second or named))
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--tier",
+        choices=TIERS,
+        default="1",
+        help="1: the first tier (the default), 2: the tests that need a browser, nbgrader, Dask or a lock install, "
+        "all: both",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", f"{MARKER}: needs a browser, nbgrader, Dask or a lock install (--tier 2)")
+
+
+def _named(config: pytest.Config, file: Path) -> bool:
+    """Whether the command line named ``file`` (or a test in it), not only a folder holding it."""
+    for argument in config.args:
+        path = Path(argument.partition("::")[0])
+        path = path if path.is_absolute() else Path(str(config.invocation_params.dir)) / path
+        if path.suffix == ".py" and path.resolve() == file.resolve():
+            return True
+    return False
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """The first tier does not even import a second-tier file (nbgrader, selenium): it is not collected."""
+    if config.getoption("tier") != "1" or collection_path.suffix != ".py":
+        return None
+    try:
+        relative = collection_path.resolve().relative_to(Path(str(config.rootpath)).resolve()).as_posix()
+    except ValueError:  # outside the kit
+        return None
+    if relative in SECOND_TIER and not _named(config, collection_path):
+        return True
+    return None
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    tier = config.getoption("tier")
+    kept, dropped = [], []
+    for item in items:
+        fixtures = tuple(getattr(item, "fixturenames", ()))
+        if second_tier_reason(item.nodeid, fixtures) is not None:
+            item.add_marker(MARKER)
+        (kept if selected(item.nodeid, fixtures, tier, _named(config, Path(str(item.path)))) else dropped).append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
 
 
 @pytest.fixture(scope="session")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -89,7 +89,9 @@ def check_variant(variant: Variant, into: Path, *, public_only: bool = False) ->
 def steps_using(module: str) -> tuple[str, ...]:
     """The steps whose reference modules import ``module`` (``from softmax import ...``), directly or not."""
     imports = {
-        path.stem: set(re.findall(r"^from (\w+) import", path.read_text(encoding="utf-8"), re.M))
+        path.stem: {
+            a or b for a, b in re.findall(r"^(?:from (\w+) import|import (\w+))", path.read_text("utf-8"), re.M)
+        }
         for path in SOLUTIONS.glob("*.py")
     }
     using, grew = {module}, True
@@ -97,6 +99,13 @@ def steps_using(module: str) -> tuple[str, ...]:
         more = {name for name, imported in imports.items() if imported & using} - using
         using, grew = using | more, bool(more)
     return tuple(s.id for s in tasks.STEPS if s.module in using - {module} and s.id != "timing")
+
+
+def steps_touching(modules: Iterable[str]) -> tuple[str, ...]:
+    """The steps (timing aside) whose module is one of ``modules`` or imports one of them, directly or not: the
+    only steps a change to those modules can change (every other step's child never runs them)."""
+    touched = {m for module in modules for m in (module, *steps_using(module))}
+    return tuple(s.id for s in tasks.STEPS if s.module in touched and s.id != "timing")
 
 
 def check_alternative(variant: Variant, into: Path) -> None:

@@ -98,3 +98,28 @@ ALTERNATIVES = (
 def test_valid_alternative_scores_full_marks(variant: Variant, tmp_path: Path) -> None:
     """Its own step and every step whose reference module imports it: the reference takes tensors and float32."""
     kit.check_alternative(variant, tmp_path)
+
+
+# -- correct real implementations (bench/real_code): full marks, and never a named mistake ----------------------
+
+
+def _real_correct_cases() -> list:
+    from bench.real_code import all_cases
+
+    return [c for c in all_cases() if c.correct]
+
+
+@pytest.mark.parametrize("case", _real_correct_cases(), ids=lambda c: c.name)
+def test_correct_real_implementation_is_judged_by_what_it_computed(case, tmp_path: Path) -> None:
+    """Its own step and every step whose reference module imports what it replaced: full marks but for the checks
+    of the one contract rule it may break, and no check ever names a mistake for it."""
+    from bench.real_code.run import SOLUTIONS, steps_using
+
+    steps = tuple(dict.fromkeys((case.step, *steps_using({r.module for r in case.replacements}))))
+    report = kit.grade(case.build(SOLUTIONS, tmp_path), steps=steps)
+    failed = [c for s in report.steps for c in s.failed]
+    assert not [c.id for c in failed if c.mistake], [(c.id, c.mistake, c.message) for c in failed if c.mistake]
+    outside = [c.message for c in failed if not (case.rule and c.id.startswith(case.rule))]
+    assert not outside, outside
+    # a broken contract rule is said in the message: what error was expected, and for which inputs
+    assert all("ValueError" in c.message for c in failed), [c.message for c in failed]

@@ -76,6 +76,57 @@ VARIANTS = (
     Variant(
         "mask_ignores_offset", "mask", "mask", "return j <= i + (n_k - n_q)", "return j <= i", "mask_ignores_offset"
     ),
+    Variant(
+        "softmax_reductions_not_kept",
+        "softmax",
+        "softmax",
+        (
+            "    shifted = x - np.max(x, axis=axis, keepdims=True)  # largest entry becomes 0: exp never "
+            "overflows\n    e = np.exp(shifted)\n    return e / np.sum(e, axis=axis, keepdims=True)\n"
+        ),
+        "    e = np.exp(x - np.max(x, axis=axis))\n    return e / np.sum(e, axis=axis)\n",
+        "softmax_sum_not_kept",
+    ),
+    Variant(
+        "scores_times_sqrt_dk",
+        "scaling",
+        "scaling",
+        "    return scores(Q, K) / np.sqrt(d_k)\n",
+        "    return scores(Q, K) * np.sqrt(d_k)\n",
+        "scale_multiplied",
+    ),
+    Variant(
+        "scale_by_value_width",
+        "scaling",
+        "scaling",
+        "    S = scaled_scores(Q, K)  # (..., n_q, n_k)\n",
+        "    S = scores(Q, K) / np.sqrt(V.shape[-1])\n",
+        "scale_by_value_width",
+    ),
+    Variant(
+        "softmax_over_batch_axis",
+        "scaling",
+        "scaling",
+        "    weights = np.asarray(softmax(S, axis=-1))  # (..., n_q, n_k), rows sum to 1; a tensor is fine\n",
+        "    weights = np.asarray(softmax(S, axis=0))\n",
+        "softmax_batch_axis",
+    ),
+    Variant(
+        "unscaled_softmax_over_queries",
+        "scaling",
+        "scaling",
+        (
+            "    S = scaled_scores(Q, K)  # (..., n_q, n_k)\n    if mask is not None:\n"
+            "        S = np.where(np.asarray(mask, dtype=bool), S, -np.inf)\n"
+            "    weights = np.asarray(softmax(S, axis=-1))  # (..., n_q, n_k), rows sum to 1; a tensor is fine\n"
+        ),
+        (
+            "    S = scores(Q, K)\n    if mask is not None:\n"
+            "        S = np.where(np.asarray(mask, dtype=bool), S, -np.inf)\n"
+            "    weights = np.asarray(softmax(S, axis=-2))\n"
+        ),
+        "missing_scale&softmax_query_axis",
+    ),
 )
 
 

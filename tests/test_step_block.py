@@ -105,6 +105,68 @@ VARIANTS = (
         "return scores(Q, K)",
         "missing_scale",
     ),
+    Variant(
+        "layernorm_eps_on_std",
+        "block",
+        "block",
+        "    return (x - mean) / np.sqrt(var + eps)\n",
+        "    return (x - mean) / (np.sqrt(var) + eps)\n",
+        "layernorm_eps_outside_sqrt",
+    ),
+    Variant(
+        "layernorm_not_centred",
+        "block",
+        "block",
+        "    return (x - mean) / np.sqrt(var + eps)\n",
+        "    return x / np.sqrt(var + eps)\n",
+        "layernorm_not_centred",
+    ),
+    Variant(
+        "layernorm_over_tokens",
+        "block",
+        "block",
+        (
+            "    mean = x.mean(axis=-1, keepdims=True)  # (..., 1)\n"
+            "    var = x.var(axis=-1, keepdims=True)  # (..., 1), population variance\n"
+        ),
+        "    mean = x.mean(axis=0, keepdims=True)\n    var = x.var(axis=0, keepdims=True)\n",
+        "norm_wrong_axis",
+    ),
+    Variant(
+        "rmsnorm_eps_on_rms",
+        "block",
+        "block",
+        "    return x / np.sqrt(mean_square + eps)\n",
+        "    return x / (np.sqrt(mean_square) + eps)\n",
+        "rmsnorm_eps_outside_sqrt",
+    ),
+    Variant(
+        "rmsnorm_variance",
+        "block",
+        "block",
+        "    mean_square = np.mean(x**2, axis=-1, keepdims=True)  # (..., 1)\n",
+        "    mean_square = x.var(axis=-1, keepdims=True)\n",
+        "rmsnorm_uses_variance",
+    ),
+    Variant(
+        "rmsnorm_sum",
+        "block",
+        "block",
+        "    mean_square = np.mean(x**2, axis=-1, keepdims=True)  # (..., 1)\n",
+        "    mean_square = np.sum(x**2, axis=-1, keepdims=True)\n",
+        "rmsnorm_sum_not_mean",
+    ),
+    Variant(
+        "layernorm_sample_variance_eps_on_std",
+        "block",
+        "block",
+        (
+            "    var = x.var(axis=-1, keepdims=True)  # (..., 1), population variance\n"
+            "    return (x - mean) / np.sqrt(var + eps)\n"
+        ),
+        "    var = x.var(axis=-1, keepdims=True, ddof=1)\n    return (x - mean) / (np.sqrt(var) + eps)\n",
+        "layernorm_sample_variance&layernorm_eps_outside_sqrt",
+    ),
 )
 
 LN_BODY = """    x = np.asarray(x, dtype=float)

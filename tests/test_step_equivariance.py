@@ -20,8 +20,10 @@ STEP = "equivariance"
 TOKENS = "    tokens = X[perm] + slots  # slot s: word perm[s] plus slot s's position\n"
 RESTORE = "    restored[perm] = out  # the output of slot s goes back to word perm[s]\n"
 GAP_BODY = (
-    "    original = restored_outputs(X, W_Q, W_K, W_V, np.arange(len(X)), causal, positions)  # (n, d_v)\n"
-    "    permuted = restored_outputs(X, W_Q, W_K, W_V, perm, causal, positions)  # (n, d_v)\n"
+    "    original = np.asarray(restored_outputs(X, W_Q, W_K, W_V, np.arange(len(X)), causal, positions))"
+    "  # (n, d_v)\n"
+    "    permuted = np.asarray(restored_outputs(X, W_Q, W_K, W_V, perm, causal, positions))"
+    "  # (n, d_v); a tensor is fine\n"
     "    return float(np.max(np.abs(permuted - original), initial=0.0))\n"
 )
 

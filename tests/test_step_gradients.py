@@ -90,6 +90,49 @@ VARIANTS = (
         "        grad[index]",
         "central_not_restored",
     ),
+    Variant(
+        "softmax_backward_skipped",
+        "gradients",
+        "gradients",
+        "    dS = A * (dA - np.sum(A * dA, axis=-1, keepdims=True))  # (n_q, n_k), softmax backward row by row\n",
+        "    dS = dA\n",
+        "grad_softmax_skipped",
+    ),
+    Variant(
+        "softmax_backward_column_sums",
+        "gradients",
+        "gradients",
+        "    dS = A * (dA - np.sum(A * dA, axis=-1, keepdims=True))  # (n_q, n_k), softmax backward row by row\n",
+        "    dS = A * (dA - np.sum(A * dA, axis=-2, keepdims=True))\n",
+        "grad_softmax_column_sum",
+    ),
+    Variant(
+        "grad_scaled_twice",
+        "gradients",
+        "gradients",
+        (
+            "    dQ = dS @ K / np.sqrt(d_k)  # (n_q, d_k)\n"
+            "    dK = np.swapaxes(dS, -1, -2) @ Q / np.sqrt(d_k)  # (n_k, d_k)\n"
+        ),
+        "    dQ = dS @ K / d_k\n    dK = np.swapaxes(dS, -1, -2) @ Q / d_k\n",
+        "grad_scale_twice",
+    ),
+    Variant(
+        "difference_in_place",
+        "gradients",
+        "gradients",
+        "    x = np.array(x, dtype=float)  # a copy: the caller's array is never changed\n",
+        "    x = np.asarray(x, dtype=float)\n    x += 0.0 * x + 1e-13\n",
+        "central_modifies_input",
+    ),
+    Variant(
+        "backward_difference",
+        "gradients",
+        "gradients",
+        "        grad[index] = (f_plus - f_minus) / (2 * h)\n",
+        "        grad[index] = (float(f(x)) - f_minus) / h\n",
+        "central_backward_difference",
+    ),
 )
 
 BACKWARD_BODY = """    A = np.asarray(attention(Q, K, V)[1])  # (n_q, n_k); a tensor from step 2 is fine too

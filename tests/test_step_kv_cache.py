@@ -45,6 +45,36 @@ VARIANTS = (
         "per_token = n_layers",
         "kv_missing_factor_two",
     ),
+    Variant(
+        "cache_joined_on_batch_axis",
+        "kv_cache",
+        "kv_cache",
+        (
+            "            self._keys = torch.cat([self._keys, k], dim=-2)  # (..., n_cached + t, d_k)\n"
+            "            self._values = torch.cat([self._values, v], dim=-2)  # (..., n_cached + t, d_v)\n"
+        ),
+        (
+            "            self._keys = torch.cat([self._keys, k], dim=0)\n"
+            "            self._values = torch.cat([self._values, v], dim=0)\n"
+        ),
+        "cache_wrong_axis",
+    ),
+    Variant(
+        "bytes_heads_twice",
+        "kv_cache",
+        "kv_cache",
+        "    per_token = 2 * n_layers * n_kv_heads * d_head * bytes_per_value  # K and V: the factor 2\n",
+        "    per_token = 2 * n_layers * n_kv_heads * (n_kv_heads * d_head) * bytes_per_value\n",
+        "kv_bytes_extra_heads_factor",
+    ),
+    Variant(
+        "bytes_in_bits",
+        "kv_cache",
+        "kv_cache",
+        "    per_token = 2 * n_layers * n_kv_heads * d_head * bytes_per_value  # K and V: the factor 2\n",
+        "    per_token = 8 * 2 * n_layers * n_kv_heads * d_head * bytes_per_value\n",
+        "kv_bytes_bits",
+    ),
 )
 
 

@@ -77,6 +77,44 @@ VARIANTS = (
         "(attention + expert)\n",
         "moe_attention_per_expert",
     ),
+    Variant(
+        "topk_by_index",
+        "moe_router",
+        "moe_router",
+        (
+            '    indices = np.argsort(-s, axis=-1, kind="stable")[..., :k]  # (..., k) best first; ties: lower '
+            "index first\n"
+        ),
+        '    indices = np.sort(np.argsort(-s, axis=-1, kind="stable")[..., :k], axis=-1)\n',
+        "topk_unsorted",
+    ),
+    Variant(
+        "gates_raw",
+        "moe_router",
+        "moe_router",
+        "    return indices, softmax(chosen, axis=-1)  # gates over the k chosen scores only\n",
+        "    return indices, chosen\n",
+        "gates_raw_scores",
+    ),
+    Variant(
+        "gates_sigmoid",
+        "moe_router",
+        "moe_router",
+        "    return indices, softmax(chosen, axis=-1)  # gates over the k chosen scores only\n",
+        "    return indices, 1 / (1 + np.exp(-chosen))\n",
+        "gates_sigmoid",
+    ),
+    Variant(
+        "top1_squeezed",
+        "moe_router",
+        "moe_router",
+        "    return indices, softmax(chosen, axis=-1)  # gates over the k chosen scores only\n",
+        (
+            "    gates = softmax(chosen, axis=-1)\n"
+            "    return (indices[..., 0], gates[..., 0]) if k == 1 else (indices, gates)\n"
+        ),
+        "topk_axis_dropped",
+    ),
 )
 
 ROUTE_BODY = """    s = np.asarray(x, dtype=float) @ np.asarray(W_r, dtype=float)  # (..., n_experts) router scores

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from autograder import cases, chapter, tasks
+from autograder import cases, chapter, diagnose, tasks
 from autograder.cases import positions as pcases
 from autograder.diagnose import positions as mistakes
 from autograder.reference import Reference
@@ -145,6 +145,44 @@ VARIANTS = (
         "h = np.arange(n_heads)",
         "alibi_slopes_from_zero",
     ),
+    Variant(
+        "pe_denominator_d_minus_2",
+        "positions",
+        "positions",
+        "    angles = p / base ** (two_i / d_model)",
+        "    angles = p / base ** (two_i / (d_model - 2))",
+        "pe_exponent_denominator",
+    ),
+    Variant(
+        "pe_from_one",
+        "positions",
+        "positions",
+        "    p = np.arange(n_positions, dtype=float)[:, None]",
+        "    p = np.arange(1, n_positions + 1, dtype=float)[:, None]",
+        "pe_positions_from_one",
+    ),
+    Variant(
+        "alibi_closest_power_of_two",
+        "positions",
+        "positions",
+        "    h = np.arange(1, n_heads + 1)\n    return 2.0 ** (-8.0 * h / n_heads)\n",
+        (
+            "    if not float(np.log2(n_heads)).is_integer():\n"
+            "        closest = 2 ** int(np.floor(np.log2(n_heads)))\n"
+            "        extra = alibi_slopes(2 * closest)[0::2][: n_heads - closest]\n"
+            "        return np.concatenate([alibi_slopes(closest), extra])\n    h = np.arange(1, n_heads + 1)\n"
+            "    return 2.0 ** (-8.0 * h / n_heads)\n"
+        ),
+        "alibi_slopes_closest_power_of_two",
+    ),
+    Variant(
+        "alibi_key_position",
+        "positions",
+        "positions",
+        "    return np.where(j <= i, -slope * (i - j), -np.inf)\n",
+        "    return np.where(j <= i, slope * j + 0.0 * i, -np.inf)\n",
+        "alibi_bias_row_constant",
+    ),
 )
 
 PE_BODY = (
@@ -272,7 +310,9 @@ def test_summary_case_drops_wrong_answers_with_the_right_summary() -> None:
     """Interleaving does not change any dot product, so the blocks mistake is no diagnosis for the means."""
     assert "pe_blocks_not_interleaved" not in cases.wrong("pe_dots_64")
     assert "pe_exponent_i_over_d" in cases.wrong("pe_dots_64")
-    assert set(cases.wrong("rope_norms")) == {"rope_pair_angles_differ"}
+    named = {part for key in cases.wrong("rope_norms") for part in diagnose.parts(key)}
+    assert "rope_pair_angles_differ" in named  # tiled angles change lengths; a rotation by other angles does not
+    assert not {"rope_half_pairs", "rope_wrong_direction", "rope_exponent_i_over_d"} & set(cases.wrong("rope_norms"))
 
 
 def test_every_mistake_of_the_step_has_a_variant() -> None:

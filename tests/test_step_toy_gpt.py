@@ -96,6 +96,33 @@ VARIANTS = (
         "        if False:\n            logits = gpt_step(",
         "generate_cache_unused",
     ),
+    Variant(
+        "scaled_by_heads",
+        "toy_gpt",
+        "toy_gpt",
+        "    scores = q @ k.transpose(-1, -2) / math.sqrt(d // n_heads)  # (..., n_heads, n, n)\n",
+        "    scores = q @ k.transpose(-1, -2) / math.sqrt(n_heads)\n",
+        "attention_scaled_by_heads",
+    ),
+    Variant(
+        "heads_split_by_reshape",
+        "toy_gpt",
+        "toy_gpt",
+        "        return (x @ W).unflatten(-1, (n_heads, d // n_heads)).transpose(-2, -3)\n",
+        "        return (x @ W).reshape(*x.shape[:-2], n_heads, n, d // n_heads)\n",
+        "heads_split_without_transpose",
+    ),
+    Variant(
+        "heads_merged_by_reshape",
+        "toy_gpt",
+        "toy_gpt",
+        (
+            "    out = (weights @ v).transpose(-2, -3).flatten(-2)  # (..., n, n_heads * d_head) = [head 1 | "
+            "head 2 | ...]\n"
+        ),
+        "    out = (weights @ v).reshape(*x.shape[:-2], n, d)\n",
+        "heads_merged_without_transpose",
+    ),
 )
 
 ATTENTION_BODY = """    scores = q @ k.transpose(-1, -2) / math.sqrt(d // n_heads)  # (..., n_heads, n, n)

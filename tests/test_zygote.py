@@ -121,38 +121,94 @@ def test_a_forked_grader_talks_to_the_shared_fork_server_on_its_own_channel(fold
 
 
 def test_the_grader_preloads_torch_only_for_torch_steps(monkeypatch: pytest.MonkeyPatch) -> None:
-    """engine._preload_torch overlaps the reference's torch import with the first steps; numpy steps never pay for
-    it."""
+    """engine._preload_torch overlaps the reference's torch import with the first steps; steps whose graders need
+    no torch never pay for it (timing's measurements run in the sandbox)."""
     from autograder import engine, tasks
 
     started: list[str] = []
 
     class Recorder:
-        def __init__(self, target, args, name, daemon) -> None:
-            started.append(args[0])
+        def __init__(self, target, name, daemon) -> None:
+            started.append(target.__name__)
 
         def start(self) -> None:
             pass
 
     monkeypatch.setattr(engine.threading, "Thread", Recorder)
     monkeypatch.delitem(engine.sys.modules, "torch", raising=False)
-    engine._preload_torch(("softmax", "block"))
+    engine._preload_torch(("softmax", "block", "timing"))
     assert started == []
     engine._preload_torch(("softmax", "kv_cache"))
-    assert started == ["torch"]
+    engine._preload_torch(("gradients",))  # its hidden checks compare with torch autograd
+    assert started == ["_import_torch", "_import_torch"]
     assert {s.id for s in tasks.STEPS if s.torch} == {"kv_cache", "reference_check", "toy_gpt", "timing"}
+    assert {s.id for s in tasks.STEPS if s.grader_uses_torch} == {"kv_cache", "reference_check", "toy_gpt", "gradients"}
+    # the children of these fork from the fork server with torch (predictions: a question may run any module)
+    assert {s.id for s in tasks.STEPS if s.child_uses_torch} == {
+        "kv_cache",
+        "reference_check",
+        "toy_gpt",
+        "timing",
+        "predictions",
+    }
 
 
 def test_numpy_only_grading_does_not_preload_torch(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     level = layers.strongest()
     monkeypatch.setattr(zygote, "_shared", {})
     server = zygote.shared(level, torch=False)
+    upgraded = None
     try:
         with Sandbox(folder, isolation=level) as box:
             assert box.call("probe", "facts")["torch_preloaded"] is False
         assert zygote.shared(level, torch=False) is server and zygote.shared(level) is server  # serves any step
         upgraded = zygote.shared(level, torch=True)
-        assert upgraded is not server and "torch" in upgraded.preload and not server.alive()
-        upgraded.close()
+        assert upgraded is not server and "torch" in upgraded.preload and server.alive()
+        # both stay: numpy steps fork from the one without torch, torch steps (and any step) from the other
+        assert zygote.shared(level, torch=False) is server and zygote.shared(level) is upgraded
+        with Sandbox(folder, isolation=level, torch=False) as box:
+            assert box.call("probe", "facts")["torch_preloaded"] is False
+        with Sandbox(folder, isolation=level, torch=True) as box:
+            assert box.call("probe", "facts")["torch_preloaded"] is True
     finally:
         server.close()
+        if upgraded is not None:
+            upgraded.close()
+
+
+def test_children_run_on_the_cpus_they_are_given(folder: Path, level: Level) -> None:
+    """The timing lane's children get a CPU of their own (autograder.lanes); every layer pins them."""
+    (folder / "cpus.py").write_text("import os\n\ndef cpus():\n    return sorted(os.sched_getaffinity(0))\n")
+    every = sorted(os.sched_getaffinity(0))
+    with Sandbox(folder, isolation=level) as box:
+        assert box.call("cpus", "cpus") == every
+    with Sandbox(folder, isolation=level, cpus=(every[-1],)) as box:
+        assert box.call("cpus", "cpus") == [every[-1]]
+
+
+def test_numpy_steps_fork_without_torch_unless_the_submission_uses_torch_there(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A numpy step's child forks from the server without torch; a softmax written with torch (a valid
+    alternative) gets the server with torch, so its calls do not pay torch's import."""
+    from autograder import engine
+    from tests import kit
+
+    made: list[bool | None] = []
+
+    class Recorded(Sandbox):
+        def __init__(self, *args, **kwargs) -> None:
+            super().__init__(*args, **kwargs)
+            made.append(self.torch)
+
+    monkeypatch.setattr(engine, "Sandbox", Recorded)
+    assert not engine.mentions_torch(kit.SOLUTIONS) and not engine.mentions_torch(kit.STUBS)
+    kit.grade(kit.STUBS, steps=("softmax", "kv_cache"), public_only=True)
+    assert made == [False, True]
+    (tmp_path / "softmax.py").write_text(
+        "import torch\n\n\ndef softmax(x, axis=-1):\n    return torch.softmax(x, axis)\n"
+    )
+    assert engine.mentions_torch(tmp_path)
+    made.clear()
+    kit.grade(tmp_path, steps=("softmax",), public_only=True)
+    assert made == [True]

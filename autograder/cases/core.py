@@ -65,19 +65,19 @@ CASES: tuple[Case, ...] = (
     Case("causal_4", "mask", "causal_mask", (4,), _causal_variants),
     Case("causal_2_5", "mask", "causal_mask", (2, 5), _causal_variants),
     Case("apply_mask_25", "mask", "apply_mask", (INPUTS["S45"][:2], CAUSAL25), _apply_variants),
-    Case("masked_worked", "scaling", "attention", (Q_CH, K_CH, V_CH, CAUSAL3), mask_mistakes.masked_attention_variants),
+    Case("masked_worked", "scaling", "attention", (Q_CH, K_CH, V_CH, CAUSAL3), scaling_mistakes.with_mask_variants),
     Case(
         "masked_6",
         "scaling",
         "attention",
         (INPUTS["Q6"], INPUTS["K6"], INPUTS["V6"], CAUSAL6),
-        mask_mistakes.masked_attention_variants,
+        scaling_mistakes.with_mask_variants,
     ),
     Case(
         "masked_2_5",
         "scaling",
         "attention",
         (INPUTS["Q2"], INPUTS["K5"], INPUTS["V5"], CAUSAL25),
-        mask_mistakes.masked_attention_variants,
+        scaling_mistakes.with_mask_variants,
     ),
 )

@@ -31,6 +31,12 @@ def expect_appends(got: Got, keys: Sequence[np.ndarray], values: Sequence[np.nda
     sizes = [k.shape[-2] for k in keys]
     for index, (length, cached_k, cached_v) in enumerate(got.value):
         after = _("{call}: after append {number}").format(call=got.call, number=index + 1)
+        for name, chunks, cached in (("keys", keys, cached_k), ("values", values, cached_v)):  # what they hold tells
+            expect_close(  # more than their count, so they are checked first
+                Got(got.step, f"{after}, cache.{name}", cached),
+                np.concatenate(chunks[: index + 1], axis=-2),
+                wrong={"cache_keeps_last_only": chunks[index], **wrong_axes(chunks[: index + 1])},
+            )
         n, total = Got(got.step, f"{after}, len(cache)", length), sum(sizes[: index + 1])
         expect_that(
             n,
@@ -40,12 +46,19 @@ def expect_appends(got: Got, keys: Sequence[np.ndarray], values: Sequence[np.nda
             value=np.asarray(n.number()),
             wrong={"cache_keeps_last_only": np.asarray(sizes[index])},
         )
-        for name, chunks, cached in (("keys", keys, cached_k), ("values", values, cached_v)):
-            expect_close(
-                Got(got.step, f"{after}, cache.{name}", cached),
-                np.concatenate(chunks[: index + 1], axis=-2),
-                wrong={"cache_keeps_last_only": chunks[index]},
-            )
+
+
+def wrong_axes(chunks: Sequence[np.ndarray]) -> dict[str, np.ndarray]:
+    """The cached arrays of a cache that joins its chunks along another axis than the token axis (-2)."""
+    found = {}
+    for axis in range(-chunks[0].ndim, 0):
+        if axis == -2:
+            continue
+        try:
+            found[f"cache_wrong_axis+{axis}"] = np.concatenate(chunks, axis=axis)
+        except ValueError:  # the chunks differ along the other axes: that join raises in the student's code too
+            continue
+    return found
 
 
 def expect_incremental(

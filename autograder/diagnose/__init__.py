@@ -41,9 +41,40 @@ def mistake_id(key: str) -> str:
     return key.partition(SIGNATURE)[0]
 
 
+AND = "&"  # joins the mistakes of a composed diagnosis: "missing_scale&softmax_query_axis"
+
+
+def parts(mistake: str) -> tuple[str, ...]:
+    """The single mistakes a (possibly composed) mistake id names: ``"a&b"`` -> ``("a", "b")``."""
+    return tuple(mistake_id(part) for part in mistake.split(AND))
+
+
+def distance(got: np.ndarray, wrong: np.ndarray, rtol: float = 1e-4, atol: float = 1e-6) -> float:
+    """How far ``got`` is from ``wrong`` in units of the tolerance (at most 1 when they match); inf if incomparable."""
+    got, wrong = np.asarray(got), np.asarray(wrong)
+    if got.shape != wrong.shape or got.dtype.kind not in "biuf" or wrong.dtype.kind not in "biuf":
+        return np.inf
+    got, wrong = got.astype(float), wrong.astype(float)
+    if got.size == 0:
+        return 0.0
+    same_special = (np.isnan(got) & np.isnan(wrong)) | (np.isinf(got) & (got == wrong))
+    with np.errstate(invalid="ignore", over="ignore"):
+        gap = np.where(same_special, 0.0, np.abs(got - wrong) / (atol + rtol * np.abs(wrong)))
+    gap = np.where(np.isnan(gap), np.inf, gap)
+    return float(np.max(gap))
+
+
 def identify(got: np.ndarray, wrong_answers: Mapping[str, np.ndarray]) -> str | None:
-    """The id of the first mistake whose wrong answer equals ``got``, if any."""
-    for key, wrong in wrong_answers.items():
-        if matches(got, wrong):
-            return mistake_id(key)
-    return None
+    """The mistake whose wrong answer equals ``got``: the fewest composed edits, then the closest, then the first.
+
+    Returns the mistake's id (a composed one, ``"a&b"``, for generated variants), its signature dropped.
+    """
+    best: tuple[int, float, int] | None = None
+    named = None
+    for order, (key, wrong) in enumerate(wrong_answers.items()):
+        gap = distance(got, wrong)
+        if gap <= 1.0:
+            rank = (key.count(AND), gap, order)
+            if best is None or rank < best:
+                best, named = rank, key
+    return None if named is None else AND.join(parts(named))

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder.diagnose import Mistake
+from autograder.diagnose import AND, Mistake
 from autograder.diagnose.scaling import attention_variants
+from autograder.diagnose.search import edit, generate
 
 MISTAKES = {
     m.id: m
@@ -46,14 +47,85 @@ MISTAKES = {
             "block_no_attention_residual",
             "the residual around attention is missing; x = X + MultiHead(X), not MultiHead(X)",
         ),
+        Mistake(
+            "layernorm_eps_outside_sqrt",
+            "LayerNorm adds eps to the standard deviation, (x - mean) / (std + eps); it goes inside the root: "
+            "(x - mean) / sqrt(var + eps)",
+        ),
+        Mistake("layernorm_not_centred", "LayerNorm does not subtract the row's mean before dividing"),
+        Mistake(
+            "norm_wrong_axis",
+            "the norm's statistics are taken over the wrong axis; each row (token) is normalised over its own "
+            "features, the last axis",
+        ),
+        Mistake(
+            "rmsnorm_eps_outside_sqrt",
+            "RMSNorm adds eps to the root mean square, x / (rms(x) + eps); it goes inside the root: "
+            "x / sqrt(mean(x**2) + eps)",
+        ),
+        Mistake(
+            "rmsnorm_uses_variance",
+            "RMSNorm divides by sqrt(var(x) + eps), and the variance subtracts the mean; it divides by "
+            "sqrt(mean(x**2) + eps)",
+        ),
+        Mistake(
+            "rmsnorm_sum_not_mean",
+            "RMSNorm divides by the square root of the sum of squares (the 2-norm), not of their mean",
+        ),
     )
 }
 
 
-def _multi_head_with(ref, X, heads, W_O, head_output) -> np.ndarray:
-    """``Concat(head_output(Q, K, V) for each head) @ W_O``."""
-    outputs = [head_output(*ref.scaling.project(X, *head)) for head in heads]
-    return np.concatenate(outputs, axis=-1) @ np.asarray(W_O, dtype=float)
+def norm_model(
+    x: np.ndarray,
+    eps: float = 1e-5,
+    *,
+    centre: bool = True,
+    spread: str = "var",
+    eps_at: str = "inside",
+    axis: int = -1,
+) -> np.ndarray:
+    """LayerNorm (``centre``) and RMSNorm (not) with their choices as knobs (the defaults are LayerNorm's).
+
+    ``spread``: the population ``"var"``, the ``"sample"`` variance, the ``"mean_square"`` or the
+    ``"sum_square"`` of the (centred) rows; ``eps_at``: ``"inside"`` the root, ``"outside"`` (added to it) or
+    ``"none"``; ``axis``: the axis of the statistics.
+    """
+    x = np.asarray(x, dtype=float)
+    y = x - x.mean(axis=axis, keepdims=True) if centre else x
+    spreads = {
+        "var": lambda: x.var(axis=axis, keepdims=True),
+        "sample": lambda: x.var(axis=axis, keepdims=True, ddof=1),
+        "mean_square": lambda: np.mean(y**2, axis=axis, keepdims=True),
+        "sum_square": lambda: np.sum(y**2, axis=axis, keepdims=True),
+    }
+    s = spreads[spread]()
+    if eps_at == "outside":
+        return y / (np.sqrt(s) + eps)
+    return y / np.sqrt(s + (eps if eps_at == "inside" else 0.0))
+
+
+LAYER_NORM_EDITS = (
+    edit(MISTAKES["layernorm_sample_variance"], "spread", "sample"),
+    edit(MISTAKES["layernorm_eps_outside_sqrt"], "eps_at", "outside"),
+    edit(MISTAKES["layernorm_no_eps"], "eps_at", "none"),
+    edit(MISTAKES["layernorm_not_centred"], "centre", False),
+    edit(MISTAKES["norm_wrong_axis"], "axis", 0),
+)
+RMS_NORM_EDITS = (
+    edit(MISTAKES["rmsnorm_uses_variance"], "spread", "var"),
+    edit(MISTAKES["rmsnorm_sum_not_mean"], "spread", "sum_square"),
+    edit(MISTAKES["rmsnorm_eps_outside_sqrt"], "eps_at", "outside"),
+    edit(MISTAKES["rmsnorm_no_eps"], "eps_at", "none"),
+    edit(MISTAKES["rmsnorm_subtracts_mean"], "centre", True),
+    edit(MISTAKES["norm_wrong_axis"], "axis", 0),
+)
+EDITS = (*LAYER_NORM_EDITS, *RMS_NORM_EDITS)
+
+
+def rms_model(x: np.ndarray, eps: float = 1e-5, **knobs) -> np.ndarray:
+    """RMSNorm: :func:`norm_model` without centring, over the mean square (its defaults)."""
+    return norm_model(x, eps, **{"centre": False, "spread": "mean_square", **knobs})
 
 
 def multi_head_variants(ref, X, heads, W_O) -> dict[str, np.ndarray]:
@@ -65,15 +137,13 @@ def multi_head_variants(ref, X, heads, W_O) -> dict[str, np.ndarray]:
     widths = sum(np.shape(W_V)[-1] for _, _, W_V in heads)
     if widths == W_O.shape[-1]:
         out["multi_head_missing_wo"] = ref.block.multi_head(X, heads, np.eye(widths))
-    # a mistake of the student's own attention (step 2) shows up here too
-    first = ref.scaling.project(X, *heads[0])
-    for mistake in attention_variants(ref, *first):
-        try:
-            out[mistake] = _multi_head_with(
-                ref, X, heads, W_O, lambda Q, K, V, m=mistake: attention_variants(ref, Q, K, V)[m][0]
-            )
-        except (KeyError, ValueError):  # a mistake that needs other shapes than some head has
-            continue
+    # a mistake of the student's own attention (step 2) shows up here too: every head makes the same one
+    per_head = [attention_variants(ref, *ref.scaling.project(X, *head)) for head in heads]
+    for mistake in per_head[0]:
+        if AND in mistake or not all(mistake in found for found in per_head):
+            continue  # single mistakes only, and only those every head's shapes allow
+        outputs = [found[mistake][0] for found in per_head]
+        out[mistake] = np.concatenate(outputs, axis=-1) @ W_O
     return out
 
 
@@ -82,20 +152,22 @@ def layer_norm_variants(ref, x, eps: float = 1e-5) -> dict[str, np.ndarray]:
     x = np.asarray(x, dtype=float)
     centred = x - x.mean(axis=-1, keepdims=True)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return {
+        known = {
             "layernorm_no_eps": centred / x.std(axis=-1, keepdims=True),
             "layernorm_sample_variance": centred / np.sqrt(x.var(axis=-1, keepdims=True, ddof=1) + eps),
         }
+    return {**known, **generate(norm_model, LAYER_NORM_EDITS, (x, eps), known=known)}
 
 
 def rms_norm_variants(ref, x, eps: float = 1e-5) -> dict[str, np.ndarray]:
     """What each mistake returns for ``rms_norm(x, eps)``."""
     x = np.asarray(x, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return {
+        known = {
             "rmsnorm_subtracts_mean": ref.block.layer_norm(x, eps),
             "rmsnorm_no_eps": x / np.sqrt(np.mean(x**2, axis=-1, keepdims=True)),
         }
+    return {**known, **generate(rms_model, RMS_NORM_EDITS, (x, eps), known=known)}
 
 
 def feed_forward_variants(ref, x, W1, b1, W2, b2) -> dict[str, np.ndarray]:

@@ -1,7 +1,9 @@
-"""Every known mistake of every step, by id (ids are unique across steps).
+"""Every known mistake of every step, by id (ids are unique across steps), and the sentence of a diagnosis.
 
-Each module of :mod:`autograder.diagnose` defines ``MISTAKES``; they are all
-collected here.
+Each module of :mod:`autograder.diagnose` defines ``MISTAKES`` (the hand-written
+ones, listed in the handout) and may define ``EDITS`` (the small edits its
+variant search composes, see :mod:`autograder.diagnose.search`); both are
+collected here. A composed diagnosis ``"a&b"`` is worded by :func:`describe`.
 """
 
 from __future__ import annotations
@@ -10,13 +12,33 @@ import importlib
 import pkgutil
 
 from autograder import diagnose
-from autograder.diagnose import Mistake
+from autograder.diagnose import Mistake, parts
+from autograder.i18n import N_, _
+
+# Two mistakes of one composed diagnosis, joined in the student's language.
+BOTH = N_("{first}; and {second}")
 
 MISTAKES: dict[str, Mistake] = {}
 for _info in pkgutil.iter_modules(diagnose.__path__):
-    if _info.name == "catalog":
+    if _info.name in ("catalog", "search", "relations", "context"):
         continue
-    for _id, _mistake in getattr(importlib.import_module(f"{diagnose.__name__}.{_info.name}"), "MISTAKES", {}).items():
-        if MISTAKES.get(_id, _mistake) != _mistake:
-            raise ValueError(f"mistake id {_id!r} is defined twice with different texts")
-        MISTAKES[_id] = _mistake
+    _module = importlib.import_module(f"{diagnose.__name__}.{_info.name}")
+    _found = [*getattr(_module, "MISTAKES", {}).values(), *(e.mistake for e in getattr(_module, "EDITS", ()))]
+    for _mistake in _found:
+        if MISTAKES.get(_mistake.id, _mistake) != _mistake:
+            raise ValueError(f"mistake id {_mistake.id!r} is defined twice with different texts")
+        MISTAKES[_mistake.id] = _mistake
+
+
+def describe(mistake: str) -> str:
+    """The sentence that names ``mistake`` (one id or a composed ``"a&b"``), in the active language."""
+    texts = [_(MISTAKES[part].text) for part in parts(mistake)]
+    sentence = texts[0]
+    for text in texts[1:]:
+        sentence = _(BOTH).format(first=sentence, second=text)
+    return sentence
+
+
+def known(mistake: str) -> bool:
+    """Whether every part of ``mistake`` is a mistake of the catalog."""
+    return all(part in MISTAKES for part in parts(mistake))

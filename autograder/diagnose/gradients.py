@@ -7,6 +7,7 @@ from collections.abc import Callable
 import numpy as np
 
 from autograder.diagnose import Mistake
+from autograder.diagnose.search import edit, generate
 
 MISTAKES = {
     m.id: m
@@ -32,8 +33,76 @@ MISTAKES = {
             "central_not_restored",
             "a coordinate is not put back after it was moved, so the later ones are measured at a shifted point",
         ),
+        Mistake(
+            "grad_softmax_skipped",
+            "the softmax is skipped in the backward pass (dS = dA); its Jacobian gives dS = A * (dA - rowsum(A * dA))",
+        ),
+        Mistake("grad_scale_twice", "dQ and dK are divided by sqrt(d_k) twice (by d_k); once is right"),
+        Mistake(
+            "grad_softmax_column_sum",
+            "the softmax backward subtracts the column sums; the sum runs along each row: rowsum(A * dA)",
+        ),
+        Mistake(
+            "central_modifies_input",
+            "the function changes the caller's x (the steps are taken in place on it, and x + h - h is not always "
+            "x again in floating point); work on a copy, x = np.array(x, dtype=float)",
+        ),
+        Mistake(
+            "central_backward_difference",
+            "this is a backward difference (f(x) - f(x - h)) / h; the central difference is (f(x + h) - f(x - h)) / 2h",
+        ),
     )
 }
+
+
+def backward_model(
+    Q: np.ndarray,
+    K: np.ndarray,
+    V: np.ndarray,
+    dO: np.ndarray,
+    *,
+    dv: str = "A^T dO",
+    softmax: str = "rows",
+    scale: int = 1,
+    dk: str = "dS^T Q",
+    swapped: bool = False,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The reference backward pass with its choices as knobs (the defaults are the reference's).
+
+    ``dv``: ``A^T dO`` or ``A dO``; ``softmax``: the Jacobian with the ``"rows"``' sums, without them
+    (``"no_sum"``), with the ``"columns"``' sums, or skipped (``"skipped"``, dS = dA); ``scale``: how many
+    times dQ and dK are divided by sqrt(d_k); ``dk``: ``dS^T Q`` or ``dS Q``; ``swapped``: dQ and dK exchanged.
+    """
+    Q, K, V, dO = (np.asarray(a, dtype=float) for a in (Q, K, V, dO))
+    root = np.sqrt(Q.shape[-1])
+    S = Q @ K.T / root
+    A = np.exp(S - S.max(axis=-1, keepdims=True))
+    A = A / A.sum(axis=-1, keepdims=True)
+    dV = A.T @ dO if dv == "A^T dO" else A @ dO
+    dA = dO @ V.T
+    dS = {
+        "rows": lambda: A * (dA - np.sum(A * dA, axis=-1, keepdims=True)),
+        "no_sum": lambda: A * dA,
+        "columns": lambda: A * (dA - np.sum(A * dA, axis=-2, keepdims=True)),
+        "skipped": lambda: dA,
+    }[softmax]()
+    factor = root**scale
+    dQ = dS @ K / factor
+    dK = (dS.T @ Q if dk == "dS^T Q" else dS @ Q) / factor
+    return (dK, dQ, dV) if swapped else (dQ, dK, dV)
+
+
+BACKWARD_EDITS = (
+    edit(MISTAKES["grad_dv_not_transposed"], "dv", "A dO"),
+    edit(MISTAKES["grad_softmax_no_rowsum"], "softmax", "no_sum"),
+    edit(MISTAKES["grad_softmax_column_sum"], "softmax", "columns"),
+    edit(MISTAKES["grad_softmax_skipped"], "softmax", "skipped"),
+    edit(MISTAKES["grad_missing_scale"], "scale", 0),
+    edit(MISTAKES["grad_scale_twice"], "scale", 2),
+    edit(MISTAKES["grad_dk_not_transposed"], "dk", "dS Q"),
+    edit(MISTAKES["grad_dq_dk_swapped"], "swapped", True),
+)
+EDITS = BACKWARD_EDITS
 
 
 def attention_backward_variants(ref, Q, K, V, dO) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
@@ -54,7 +123,7 @@ def attention_backward_variants(ref, Q, K, V, dO) -> dict[str, tuple[np.ndarray,
         out["grad_dk_not_transposed"] = (dQ, dS @ Q / scale, dV)
     if Q.shape == K.shape:
         out["grad_dq_dk_swapped"] = (dK, dQ, dV)
-    return out
+    return {**out, **generate(backward_model, BACKWARD_EDITS, (Q, K, V, dO), known=out)}
 
 
 def central_difference_variants(f: Callable[[np.ndarray], float], x, h: float) -> dict[str, np.ndarray]:
@@ -74,7 +143,13 @@ def central_difference_variants(f: Callable[[np.ndarray], float], x, h: float) -
         shifted[index] -= h  # and it stays there for the later coordinates
         not_restored[index] = (float(f(plus)) - float(f(shifted))) / (2 * h)
     at_once = np.full_like(x, (float(f(x + h)) - float(f(x - h))) / (2 * h))
+    backward = np.zeros_like(x)
+    for index in np.ndindex(x.shape):
+        step = np.zeros_like(x)
+        step[index] = h
+        backward[index] = (f_x - float(f(x - step))) / h
     return {
+        "central_backward_difference": backward,
         "central_forward_difference": forward,
         "central_no_half": no_half,
         "central_all_at_once": at_once,

@@ -21,6 +21,20 @@ MISTAKES = {
             "(concatenate along the token axis, -2)",
         ),
         Mistake(
+            "cache_wrong_axis",
+            "the cache joins the new keys and values along another axis than the token axis; concatenate along "
+            "-2, the axis of the tokens",
+        ),
+        Mistake(
+            "kv_bytes_extra_heads_factor",
+            "the KV heads are counted twice (2 * layers * heads * hidden, with hidden = heads * d_head); per token "
+            "and layer the cache holds 2 * n_kv_heads * d_head values",
+        ),
+        Mistake(
+            "kv_bytes_bits",
+            "the size is in bits, 8 times the bytes (or the bytes were divided by 8 once too often)",
+        ),
+        Mistake(
             "kv_missing_factor_two",
             "the factor 2 for K and V is missing: every token stores a key and a value vector per KV head and layer",
         ),
@@ -69,10 +83,15 @@ def decode_variants(ref, q: np.ndarray, K: np.ndarray, V: np.ndarray) -> dict[st
     }
 
 
-def kv_cache_bytes_variants(correct: ArrayLike, inverse: bool = False) -> dict[str, np.ndarray]:
+def kv_cache_bytes_variants(
+    correct: ArrayLike, inverse: bool = False, n_kv_heads: int | None = None
+) -> dict[str, np.ndarray]:
     """What each mistake gives for ``kv_cache_bytes``, or a quantity computed from it, whose right value is ``correct``.
 
-    ``inverse``: the quantity is inversely proportional to the bytes (tokens that fit in a budget).
+    ``inverse``: the quantity is inversely proportional to the bytes (tokens that fit in a budget);
+    ``n_kv_heads``: the call's KV heads, for the mistake that counts them twice.
     """
     correct = np.asarray(correct, dtype=float)
-    return {"kv_missing_factor_two": correct * 2 if inverse else correct / 2}
+    factors = {"kv_bytes_extra_heads_factor": float(n_kv_heads)} if n_kv_heads not in (None, 1) else {}
+    factors.update({"kv_missing_factor_two": 0.5, "kv_bytes_bits": 8.0, "kv_bytes_bits+divided": 1 / 8})
+    return {mistake: correct / f if inverse else correct * f for mistake, f in factors.items()}

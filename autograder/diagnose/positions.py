@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from autograder.diagnose import Mistake
+from autograder.diagnose.general import MISTAKES as GENERAL
+from autograder.diagnose.search import edit, generate
 
 MISTAKES = {
     m.id: m
@@ -65,6 +67,23 @@ MISTAKES = {
             "alibi_slopes_from_zero",
             "the heads are counted from h = 0; the slopes are 2**(-8h/n_heads) for h = 1 .. n_heads",
         ),
+        Mistake(
+            "pe_exponent_denominator",
+            "the exponent divides by d - 2 (a frequency step of log(base) / (d/2 - 1)); pair i uses "
+            "base**(-2i/d), with d itself below the fraction",
+        ),
+        Mistake("pe_positions_from_one", "the positions start at 1; the first row of the table is position 0"),
+        Mistake(
+            "alibi_slopes_closest_power_of_two",
+            "for a head count that is not a power of two the slopes follow the paper's code (the closest power of "
+            "two, then every other slope of the next one); the lab's slopes are 2**(-8h/n_heads) for every count",
+        ),
+        Mistake(
+            "alibi_bias_row_constant",
+            "the bias grows with the key's position (slope * j) instead of the distance back from the query, "
+            "-slope * (i - j); the softmax would not notice the difference of a constant per row, but the bias "
+            "itself is -slope * (i - j)",
+        ),
     )
 }
 
@@ -82,6 +101,164 @@ def _distinct(right: np.ndarray, wrong: dict[str, np.ndarray]) -> dict[str, np.n
     return kept
 
 
+def sinusoidal_model(
+    n_positions: int,
+    d_model: int,
+    base: float = 10000.0,
+    *,
+    layout: str = "interleaved",
+    numerator: float = 1.0,
+    denominator: int = 0,
+    own_index: bool = False,
+    start: int = 0,
+    swap: bool = False,
+) -> np.ndarray:
+    """The sinusoidal table with its choices as knobs (the defaults are the reference's).
+
+    Dimension ``j`` of position ``p`` is ``sin`` (even ``j``) or ``cos`` (odd ``j``) of
+    ``p / base**(numerator * k / (d + denominator))``, where ``k`` is the pair's even dimension ``2i``
+    (or ``j`` itself with ``own_index``); ``layout`` puts the sines and cosines ``"interleaved"`` or in
+    two ``"blocks"``; ``swap`` exchanges sin and cos; ``start`` is the first position.
+    """
+    p = np.arange(start, start + n_positions, dtype=float)[:, None]  # (n, 1)
+    j = np.arange(d_model)  # (d,)
+    k = j if own_index else j - j % 2
+    angles = p / float(base) ** (numerator * k / (d_model + denominator))  # (n, d)
+    even = (j % 2 == 0) != swap
+    table = np.where(even, np.sin(angles), np.cos(angles))
+    if layout == "blocks":
+        table = np.concatenate([table[:, 0::2], table[:, 1::2]], axis=1)
+    return table
+
+
+SINUSOIDAL_EDITS = (
+    edit(MISTAKES["pe_blocks_not_interleaved"], "layout", "blocks"),
+    edit(MISTAKES["pe_exponent_i_over_d"], "numerator", 0.5),
+    edit(MISTAKES["pe_exponent_doubled"], "numerator", 2.0),
+    edit(MISTAKES["pe_exponent_denominator"], "denominator", -2),
+    edit(MISTAKES["pe_exponent_per_dimension"], "own_index", True),
+    edit(MISTAKES["pe_positions_from_one"], "start", 1),
+    edit(MISTAKES["pe_sin_cos_swapped"], "swap", True),
+)
+
+
+def rope_model(
+    x: np.ndarray,
+    positions,
+    base: float = 10000.0,
+    *,
+    pairs: str = "interleaved",
+    angles: str = "pair",
+    direction: float = 1.0,
+    exponent: float = 1.0,
+    offset: str = "given",
+    tables: str = "float64",
+) -> np.ndarray:
+    """RoPE with its choices as knobs (the defaults are the reference's).
+
+    ``pairs``: consecutive ``(2i, 2i+1)`` or the ``"halves"`` ``(i, i + d/2)``; ``angles``: each entry turned by
+    its pair's angle, or by the table ``"repeat"``-ed (``w0 w0 w1 w1 ..``) or ``"tiled"`` (``w0 w1 .. w0 w1 ..``)
+    over the entries; ``direction``: the sense of the turn; ``exponent``: the frequencies are
+    ``base**(-exponent * 2i/d)``; ``offset``: the positions used (``"given"``, the token ``"index"``, ``"+1"``,
+    ``"-1"``, ``"restart"`` at 0); ``tables``: the precision of the cos/sin tables.
+    """
+    x = np.asarray(x, dtype=float)
+    d = x.shape[-1]
+    if d % 2:
+        raise ValueError("odd width")
+    pos = np.asarray(positions, dtype=float)
+    pos = {
+        "given": pos,
+        "index": np.arange(x.shape[-2], dtype=float) if x.ndim >= 2 else pos,
+        "+1": pos + 1,
+        "-1": pos - 1,
+        "restart": pos - (pos.min() if pos.size else 0.0),
+    }[offset]
+    theta = float(base) ** (-exponent * np.arange(0, d, 2) / d)  # (d/2,)
+    half = d // 2
+    j = np.arange(d)
+    if pairs == "halves":
+        partner, first, pair_of = (j + half) % d, j < half, j % half
+    else:
+        partner, first, pair_of = j ^ 1, j % 2 == 0, j // 2
+    column = {"pair": pair_of, "repeat": j // 2, "tiled": j % half}[angles]
+    a = direction * pos[..., None] * theta[column]  # (..., n, d): the angle each entry turns by
+    cos, sin = np.cos(a), np.sin(a)
+    if tables != "float64":
+        cos, sin = (_rounded(t, tables) for t in (cos, sin))
+    sign = np.where(first, -1.0, 1.0)
+    return x * cos + sign * x[..., partner] * sin
+
+
+def _rounded(table: np.ndarray, precision: str) -> np.ndarray:
+    """``table`` rounded to ``"float16"`` or ``"bfloat16"`` (by dropping the low 16 bits of float32, rounded)."""
+    if precision == "float16":
+        return table.astype(np.float16).astype(float)
+    bits = table.astype(np.float32).view(np.uint32)
+    rounded = ((bits.astype(np.uint64) + 0x7FFF + ((bits >> 16) & 1)) >> 16 << 16).astype(np.uint32)
+    return rounded.view(np.float32).astype(float)
+
+
+ROPE_EDITS = (
+    edit(MISTAKES["rope_half_pairs"], "pairs", "halves"),
+    edit(MISTAKES["rope_pair_angles_differ"], "angles", "tiled", "tiled"),
+    edit(MISTAKES["rope_pair_angles_differ"], "angles", "repeat", "repeated"),
+    edit(MISTAKES["rope_wrong_direction"], "direction", -1.0),
+    edit(MISTAKES["rope_exponent_i_over_d"], "exponent", 0.5),
+    edit(MISTAKES["rope_position_offset"], "offset", "index", "index"),
+    edit(MISTAKES["rope_position_offset"], "offset", "+1", "one_based"),
+    edit(MISTAKES["rope_position_offset"], "offset", "-1", "minus_one"),
+    edit(MISTAKES["rope_position_offset"], "offset", "restart", "restarted"),
+    edit(GENERAL["half_precision"], "tables", "bfloat16", "bfloat16"),
+    edit(GENERAL["half_precision"], "tables", "float16", "float16"),
+)
+
+
+def alibi_slopes_model(n_heads: int, *, first: int = 1, rule: str = "lab") -> np.ndarray:
+    """The ALiBi slopes with their choices as knobs: heads counted from ``first``, and the paper code's ``rule``
+    for a count that is not a power of two (``"closest"``)."""
+    if rule == "closest" and not float(np.log2(n_heads)).is_integer():
+        closest = 2 ** int(np.floor(np.log2(n_heads)))
+        extra = alibi_slopes_model(2 * closest, first=first)[0::2][: n_heads - closest]
+        return np.concatenate([alibi_slopes_model(closest, first=first), extra])
+    h = np.arange(first, first + n_heads)
+    return 2.0 ** (-8.0 * h / n_heads)
+
+
+ALIBI_SLOPE_EDITS = (
+    edit(MISTAKES["alibi_slopes_from_zero"], "first", 0),
+    edit(MISTAKES["alibi_slopes_closest_power_of_two"], "rule", "closest"),
+)
+
+
+def alibi_bias_model(
+    n: int, slope: float, *, sign: float = -1.0, distance: str = "back", future: str = "inf", transposed: bool = False
+) -> np.ndarray:
+    """One head's ALiBi bias with its choices as knobs (the defaults are the reference's).
+
+    ``distance``: ``"back"`` is ``i - j``; ``"key"`` is ``-j`` (the key's position, off by a constant per
+    row); ``future``: the keys after the query get ``"inf"`` (-inf) or the ``"distance"`` too.
+    """
+    i = np.arange(n)[:, None]
+    j = np.arange(n)[None, :]
+    steps = {"back": i - j, "key": -j + 0 * i}[distance]
+    bias = sign * slope * steps
+    if future == "inf":
+        bias = np.where(j <= i, bias, -np.inf)
+    else:
+        bias = np.where(j <= i, bias, sign * slope * np.abs(i - j))
+    return bias.T if transposed else bias.astype(float)
+
+
+ALIBI_BIAS_EDITS = (
+    edit(MISTAKES["alibi_positive_bias"], "sign", 1.0),
+    edit(MISTAKES["alibi_bias_row_constant"], "distance", "key"),
+    edit(MISTAKES["alibi_no_causal_mask"], "future", "distance"),
+    edit(MISTAKES["alibi_wrong_triangle"], "transposed", True),
+)
+EDITS = (*SINUSOIDAL_EDITS, *ROPE_EDITS, *ALIBI_SLOPE_EDITS, *ALIBI_BIAS_EDITS)
+
+
 def sinusoidal_variants(ref, n_positions: int, d_model: int, base: float = 10000.0) -> dict[str, np.ndarray]:
     """What each mistake returns for ``sinusoidal_encoding(n_positions, d_model, base)``."""
     PE = ref.positions.sinusoidal_encoding(n_positions, d_model, base)
@@ -96,7 +273,8 @@ def sinusoidal_variants(ref, n_positions: int, d_model: int, base: float = 10000
     }
     if d_model % 2 == 0:
         out["pe_sin_cos_swapped"] = PE.reshape(n_positions, d_model // 2, 2)[..., ::-1].reshape(n_positions, d_model)
-    return _distinct(PE, out)
+    known = _distinct(PE, out)
+    return {**known, **generate(sinusoidal_model, SINUSOIDAL_EDITS, (n_positions, d_model, base), known=known)}
 
 
 def _rope_tiled(x: np.ndarray, positions: np.ndarray, base: float) -> np.ndarray:
@@ -128,7 +306,8 @@ def rope_variants(ref, x: np.ndarray, positions, base: float = 10000.0) -> dict[
             x, positions - (positions.min() if positions.size else 0), base
         ),
     }
-    return _distinct(ref.positions.rope(x, positions, base), wrong)
+    known = _distinct(ref.positions.rope(x, positions, base), wrong)
+    return {**known, **generate(rope_model, ROPE_EDITS, (x, positions, base), known=known)}
 
 
 def alibi_slopes_variants(ref, n_heads: int) -> dict[str, np.ndarray]:
@@ -138,7 +317,8 @@ def alibi_slopes_variants(ref, n_heads: int) -> dict[str, np.ndarray]:
         "alibi_slopes_fixed_ratio": 2.0 ** -np.arange(1, n_heads + 1),
         "alibi_slopes_from_zero": slopes * 2.0 ** (8.0 / n_heads),
     }
-    return _distinct(slopes, wrong)
+    known = _distinct(slopes, wrong)
+    return {**known, **generate(alibi_slopes_model, ALIBI_SLOPE_EDITS, (n_heads,), known=known)}
 
 
 def alibi_bias_variants(ref, n: int, slope: float) -> dict[str, np.ndarray]:
@@ -150,4 +330,5 @@ def alibi_bias_variants(ref, n: int, slope: float) -> dict[str, np.ndarray]:
         "alibi_wrong_triangle": bias.T,
         "alibi_no_causal_mask": -slope * distance,
     }
-    return _distinct(bias, wrong)
+    known = _distinct(bias, wrong)
+    return {**known, **generate(alibi_bias_model, ALIBI_BIAS_EDITS, (n, slope), known=known)}

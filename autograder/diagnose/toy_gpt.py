@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from autograder.diagnose import Mistake
+from autograder.diagnose import AND, Mistake, parts
 
 MISTAKES = {
     m.id: m
@@ -56,6 +56,21 @@ MISTAKES = {
             "width, sqrt(d_head) = sqrt(d_model / n_heads)",
         ),
         Mistake(
+            "attention_scaled_by_heads",
+            "the scores are divided by sqrt(n_heads); each head divides by the square root of its own width, "
+            "sqrt(d_head) = sqrt(d_model / n_heads)",
+        ),
+        Mistake(
+            "heads_split_without_transpose",
+            "the heads are split by reshaping (n, d) straight to (n_heads, n, d_head), which mixes tokens and "
+            "features; reshape to (n, n_heads, d_head), then move the head axis first",
+        ),
+        Mistake(
+            "heads_merged_without_transpose",
+            "the heads' outputs (n_heads, n, d_head) are reshaped straight to (n, d), which mixes tokens; move "
+            "the head axis next to the features first, so each row is [head 1 | head 2 | ...]",
+        ),
+        Mistake(
             "gpt_step_no_position",
             "gpt_step leaves out the position embedding; the new token enters as wte[token] + "
             "wpe[position], as in gpt_forward",
@@ -86,6 +101,9 @@ FORWARD_MISTAKES = (
     "layernorm_sample_variance",
     "missing_scale",
     "attention_scaled_by_width",
+    "attention_scaled_by_heads",
+    "heads_split_without_transpose",
+    "heads_merged_without_transpose",
     "multi_head_missing_wo",
 )
 STEP_MISTAKES = ("attend_before_append", "gpt_step_no_position")
@@ -118,19 +136,36 @@ def causal_self_attention(x: np.ndarray, block: Weights, n_heads: int, mistake: 
     """
     n, d = x.shape
     d_head = d // n_heads
-    split = lambda W: (x @ W).reshape(n, n_heads, d_head).transpose(1, 0, 2)  # noqa: E731  (n_heads, n, d_head)
+    made = set(parts(mistake)) if mistake else set()
+
+    def split(W: np.ndarray) -> np.ndarray:  # (n, d) -> (n_heads, n, d_head)
+        if "heads_split_without_transpose" in made:
+            return (x @ W).reshape(n_heads, n, d_head)
+        return (x @ W).reshape(n, n_heads, d_head).transpose(1, 0, 2)
+
     q, k, v = split(block["W_Q"]), split(block["W_K"]), split(block["W_V"])
-    scale = {"missing_scale": 1.0, "attention_scaled_by_width": math.sqrt(d)}.get(mistake, math.sqrt(d_head))
+    scale = math.sqrt(d_head)
+    for name, divisor in (
+        ("missing_scale", 1.0),
+        ("attention_scaled_by_width", math.sqrt(d)),
+        ("attention_scaled_by_heads", math.sqrt(n_heads)),
+    ):
+        if name in made:
+            scale = divisor
     scores = q @ k.transpose(0, 2, 1) / scale  # (n_heads, n, n)
-    allowed = np.tril(np.ones((n, n), dtype=bool), k=-1 if mistake == "attend_before_append" else 0)
-    if mistake == "gpt_no_causal_mask":
+    allowed = np.tril(np.ones((n, n), dtype=bool), k=-1 if "attend_before_append" in made else 0)
+    if "gpt_no_causal_mask" in made:
         allowed = np.ones((n, n), dtype=bool)
     scores = np.where(allowed, scores, -np.inf)
     with np.errstate(invalid="ignore"):
         weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
         weights = np.nan_to_num(weights / weights.sum(axis=-1, keepdims=True))  # a row with no key: zeros
-    out = (weights @ v).transpose(1, 0, 2).reshape(n, d)  # (n, d) = [head 1 | head 2 | ...]
-    return out if mistake == "multi_head_missing_wo" else out @ block["W_O"]
+    heads = weights @ v  # (n_heads, n, d_head)
+    if "heads_merged_without_transpose" in made:
+        out = heads.reshape(n, d)
+    else:
+        out = heads.transpose(1, 0, 2).reshape(n, d)  # (n, d) = [head 1 | head 2 | ...]
+    return out if "multi_head_missing_wo" in made else out @ block["W_O"]
 
 
 def forward(weights: Weights, tokens: Sequence[int], mistake: str | None = None) -> np.ndarray:
@@ -188,8 +223,33 @@ def gelu_variants(ref, x: np.ndarray) -> dict[str, np.ndarray]:
 def attention_variants(ref, x: np.ndarray, block: Weights, n_heads: int) -> dict[str, np.ndarray]:
     """What each mistake returns for ``causal_self_attention(x, block, n_heads)``."""
     x, block = np.asarray(x, dtype=float), {key: np.asarray(value, dtype=float) for key, value in block.items()}
-    mistakes = ("gpt_no_causal_mask", "missing_scale", "attention_scaled_by_width", "multi_head_missing_wo")
-    return {m: causal_self_attention(x, block, n_heads, m) for m in mistakes}
+    mistakes = (
+        "gpt_no_causal_mask",
+        "missing_scale",
+        "attention_scaled_by_width",
+        "attention_scaled_by_heads",
+        "heads_split_without_transpose",
+        "heads_merged_without_transpose",
+        "multi_head_missing_wo",
+    )
+    singles = {m: causal_self_attention(x, block, n_heads, m) for m in mistakes}
+    pairs = {
+        f"{a}{AND}{b}": causal_self_attention(x, block, n_heads, f"{a}{AND}{b}")
+        for i, a in enumerate(mistakes)
+        for b in mistakes[i + 1 :]
+    }
+    return {**singles, **_new(pairs, singles, causal_self_attention(x, block, n_heads))}
+
+
+def _new(found: dict[str, np.ndarray], *known: dict[str, np.ndarray] | np.ndarray) -> dict[str, np.ndarray]:
+    """The answers of ``found`` that differ from every known one (and from each other; the first of equals kept)."""
+    kept: dict[str, np.ndarray] = {}
+    others = [v for k in known for v in (k.values() if isinstance(k, dict) else [k])]
+    for key, value in found.items():
+        earlier = [*others, *kept.values()]
+        if all(np.shape(value) != np.shape(o) or not np.allclose(value, o, atol=1e-12) for o in earlier):
+            kept[key] = value
+    return kept
 
 
 def gpt_forward_variants(ref, weights: Weights, tokens: Sequence[int]) -> dict[str, np.ndarray]:

@@ -86,13 +86,19 @@ class _ChildDied(Exception):
     pass
 
 
-def prestart(torch: bool = True, level: Level | None = None) -> None:
+def prestart(torch: bool = True, level: Level | None = None, numpy: bool = False) -> None:
     """Start the fork server of this machine's isolation level now, so its imports overlap the grader's start-up.
 
     Args:
         torch: preload torch (only worth its 2 s when a torch step will be graded).
+        numpy: also (first) a numpy-only fork server, for the steps that need no torch: it is ready seconds
+            earlier and its forks are cheaper.
     """
-    zygote.shared(level if level is not None else choose(), torch)
+    level = level if level is not None else choose()
+    if numpy:
+        zygote.shared(level, torch=False)
+    if torch or not numpy:
+        zygote.shared(level, torch)
 
 
 class Sandbox:
@@ -106,17 +112,20 @@ class Sandbox:
         isolation: Level | None = None,
         *,
         ignored: Mapping[str, str] | None = None,
-        torch: bool = False,
+        torch: bool | None = None,
+        cpus: tuple[int, ...] | None = None,
     ) -> None:
         """``submission`` is the grader's copy of a hand-in (:mod:`autograder.intake`); ``ignored`` maps what the
-        intake left out of it (``"softmax.py"``) to what that was (``"link"``); ``torch``: the child imports torch
-        before any student code (it cannot load native libraries afterwards)."""
+        intake left out of it (``"softmax.py"``) to what that was (``"link"``). ``torch``: whether the code graded
+        here uses torch (False: a numpy-only fork server will do; None: any); when True the child imports torch
+        before any student code (no native library loads afterwards). ``cpus``: the CPUs its children may run on
+        (None: any)."""
         self.submission = Path(submission).resolve()
+        self.torch, self.cpus = torch, cpus
         self.limits = limits
         self.hangs = hangs if hangs is not None else Hangs()
         self.isolation = isolation if isolation is not None else choose()
         self.ignored: dict[str, str] = dict(ignored or {})
-        self.torch = torch
         self._staged: Path | None = None  # this sandbox's copy of ``submission``, each child's working copy's source
         self._child: launcher.Child | None = None
         self._imported: set[str] = set()
@@ -205,11 +214,11 @@ class Sandbox:
 
     # -- child lifecycle --------------------------------------------------
     def _start(self) -> None:
-        limits = asdict(self.limits) | {"hung": sorted(self.hangs.inside), "torch": self.torch}
+        limits = asdict(self.limits) | {"hung": sorted(self.hangs.inside), "torch": bool(self.torch)}
         if self._staged is None:
             self._staged = launcher.stage(self.submission)
         self._child = launcher.start(
-            self._staged, self.isolation, limits, torch=True if self.torch else None, work_bytes=self.limits.work_bytes
+            self._staged, self.isolation, limits, self.torch, self.cpus, work_bytes=self.limits.work_bytes
         )
         self._imported = set()
         self._torch_ready = False

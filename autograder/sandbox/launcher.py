@@ -183,10 +183,16 @@ def unstage(staged: Path) -> None:
 
 
 def start(
-    submission: Path, level: Level, limits: dict[str, Any], torch: bool | None = None, work_bytes: int = 64 << 20
+    submission: Path,
+    level: Level,
+    limits: dict[str, Any],
+    torch: bool | None = None,
+    cpus: tuple[int, ...] | None = None,
+    work_bytes: int = 64 << 20,
 ) -> Child:
     """A new child for ``submission`` (a copy made by :func:`stage`) at ``level``, serving requests with
-    ``limits``; its working copy may hold ``work_bytes`` more than ``submission``'s files.
+    ``limits`` (on ``cpus`` only, if given); its working copy may hold ``work_bytes`` more than ``submission``'s
+    files.
 
     Raises:
         OSError: the child could not be started at all.
@@ -228,6 +234,7 @@ def start(
         "quota": None if inside else size,
         "shared": list(writable.world_writable()) if level == Level.USER else [],
         "checked": level > Level.HOOK,
+        "cpus": sorted(cpus) if cpus else None,
     }
     request_read, request_write = os.pipe()
     reply_read, reply_write = os.pipe()

@@ -27,6 +27,7 @@ conversation.
 from __future__ import annotations
 
 import atexit
+import gc
 import json
 import os
 import selectors
@@ -62,6 +63,8 @@ def serve(control_fd: int | str, preload: str = ",".join(PRELOAD)) -> None:
         except ImportError:  # a kit without torch still grades its numpy steps
             pass
     from autograder.sandbox import child, keeper  # noqa: F401  (child imports the probes too)
+
+    gc.freeze()  # the preloaded heap stays out of every child's collections, so its pages are never copied
 
     control = socket.socket(fileno=int(control_fd))
     channels = selectors.DefaultSelector()
@@ -248,30 +251,48 @@ class Zygote:
         safefs.remove_tree(self.home)
 
 
-_shared: dict[Level, Zygote] = {}
+_shared: dict[tuple[Level, bool], Zygote] = {}  # (level, preloads torch) -> this process's fork server
 
 
 def enabled() -> bool:
     return os.environ.get(ENV_SWITCH, "1") != "0" and hasattr(socket, "send_fds") and hasattr(os, "fork")
 
 
+def _running(level: Level, torch: bool) -> Zygote | None:
+    """The live fork server of ``level`` with (or without) torch, if this process has one."""
+    current = _shared.get((level, torch))
+    if current is not None and not current.alive():
+        current.close()
+        del _shared[(level, torch)]
+        return None
+    return current
+
+
 def shared(level: Level, torch: bool | None = None) -> Zygote | None:
     """This process's fork server for ``level``, started on first use (and again if it died); None when off.
 
+    A process may hold two: one that preloads numpy only (its forks are cheaper, and it is ready seconds before
+    torch has loaded) and one that preloads torch too.
+
     Args:
-        torch: True: one that preloads torch (a running one without it is replaced);
-            False: any running one, else a new one without torch; None: any running one,
-            else a new one with torch.
+        torch: True: the one that preloads torch; False: the numpy-only one if running, else the torch one if
+            running, else a new numpy-only one; None: the torch one if running, else the numpy-only one if
+            running, else a new one with torch.
     """
     if not enabled():
         return None
-    current = _shared.get(level)
+    if torch is True:
+        order = (True,)
+    elif torch is False:
+        order = (False, True)
+    else:
+        order = (True, False)
+    for preloads_torch in order:
+        current = _running(level, preloads_torch)
+        if current is not None:
+            return current
     wanted = torch is not False
-    stale = current is not None and (not current.alive() or (torch is True and "torch" not in current.preload))
-    if stale:
-        current.close()
-    if current is None or stale:
-        current = _shared[level] = Zygote(level, PRELOAD + (PRELOAD_TORCH if wanted else ()))
+    current = _shared[(level, wanted)] = Zygote(level, PRELOAD + (PRELOAD_TORCH if wanted else ()))
     return current
 
 

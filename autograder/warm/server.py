@@ -51,6 +51,7 @@ ONE_THREAD = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THRE
 def serve(path: str, handler: str) -> None:
     """Import the grader once, then fork a worker per connection until idle for :data:`IDLE_S` seconds."""
     os.environ.update(ONE_THREAD)  # before NumPy and torch load
+    os.environ["ATTNLAB_LANES"] = "0"  # several students at once: their timing steps cannot share one reserved CPU
     import torch  # the reference's torch steps
 
     torch.set_num_threads(1)

@@ -26,12 +26,16 @@ def _head(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray,
 
 
 def _autograd(Q: np.ndarray, K: np.ndarray, V: np.ndarray, dO: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """dQ, dK, dV from torch autograd in float64 (trusted: the grader's own process)."""
+    """dQ, dK, dV from torch autograd in float64 (trusted: the grader's own process).
+
+    The gradients of the scalar L = sum(O * dO), which are those of O for the upstream gradient dO: a
+    backward from a scalar, because torch's first backward with a given gradient imports sympy (0.8 s).
+    """
     import torch
 
     q, k, v = (torch.tensor(a, dtype=torch.float64, requires_grad=True) for a in (Q, K, V))
     weights = torch.softmax(q @ k.T / np.sqrt(Q.shape[-1]), dim=-1)
-    (weights @ v).backward(torch.tensor(dO, dtype=torch.float64))
+    ((weights @ v) * torch.tensor(dO, dtype=torch.float64)).sum().backward()
     return q.grad.numpy(), k.grad.numpy(), v.grad.numpy()
 
 

@@ -107,5 +107,5 @@ def test_random_cache_bytes(lab: Lab, ref, rng: np.random.Generator) -> None:
         _("{bytes} bytes").format(bytes=f"{expected:,}"),
         _("{bytes} bytes").format(bytes=f"{value:,.0f}"),
         value=np.asarray(value),
-        wrong=kv_cache_bytes_variants(expected),
+        wrong=kv_cache_bytes_variants(expected, n_kv_heads=n_kv_heads),
     )

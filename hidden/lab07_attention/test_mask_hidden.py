@@ -8,7 +8,8 @@ import pytest
 from autograder.checking import Lab, expect_close, with_inputs
 from autograder.checks.mask import expect_prefix_unchanged
 from autograder.checks.weights import WEIGHT_AXES, expect_head
-from autograder.diagnose.mask import causal_mask_variants, masked_attention_variants
+from autograder.diagnose.mask import causal_mask_variants
+from autograder.diagnose.scaling import with_mask_variants
 from autograder.i18n import _
 
 pytestmark = pytest.mark.step("mask")
@@ -41,7 +42,7 @@ def test_random_causal_heads(lab: Lab, ref, rng: np.random.Generator) -> None:
             f"attention(Q, K, V, causal_mask({n_q}, {n_k}))", f"Q {Q.shape}, K {K.shape}, V {V.shape}", random=True
         ),
     )
-    expect_head(got, ref.scaling.attention(Q, K, V, mask), masked_attention_variants(ref, Q, K, V, mask))
+    expect_head(got, ref.scaling.attention(Q, K, V, mask), with_mask_variants(ref, Q, K, V, mask))
 
 
 @pytest.mark.points(1)

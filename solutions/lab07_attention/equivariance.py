@@ -88,7 +88,7 @@ def permutation_gap(
         ``0.3 * sinusoidal_encoding(3, 4)`` and the order içti kedi sütü.
     """
     # BEGIN SOLUTION
-    original = restored_outputs(X, W_Q, W_K, W_V, np.arange(len(X)), causal, positions)  # (n, d_v)
-    permuted = restored_outputs(X, W_Q, W_K, W_V, perm, causal, positions)  # (n, d_v)
+    original = np.asarray(restored_outputs(X, W_Q, W_K, W_V, np.arange(len(X)), causal, positions))  # (n, d_v)
+    permuted = np.asarray(restored_outputs(X, W_Q, W_K, W_V, perm, causal, positions))  # (n, d_v); a tensor is fine
     return float(np.max(np.abs(permuted - original), initial=0.0))
     # END SOLUTION

@@ -127,7 +127,11 @@ def test_central_difference(lab: Lab) -> None:
     grad, x_after = got.parts("gradient", X_AFTER)
     expect_close(grad, smooth_gradient(x, w, u), wrong=central_difference_variants(f, x, h), atol=1e-5)
     expect_that(
-        x_after, np.array_equal(x_after.array(x.shape), x), _("x unchanged after the call"), _("x changed by the call")
+        x_after,
+        np.array_equal(x_after.array(x.shape), x),
+        _("x unchanged after the call"),
+        _("x changed by the call"),
+        mistake="central_modifies_input",
     )
     got = lab.probe(
         "numerical_gradient",

@@ -1,0 +1,110 @@
+"""Grading in lanes: the steps that measure time on a CPU of their own, alongside the others; the same report."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from pathlib import Path
+
+import pytest
+
+from autograder import engine, lanes, tasks
+from autograder.sandbox import client
+from tests import kit
+
+EVERY_CPU = sorted(os.sched_getaffinity(0))
+STEPS = ("softmax", "timing", "predictions")
+two_cpus = pytest.mark.skipif(len(EVERY_CPU) < 2, reason="lanes need two CPUs")
+
+
+@pytest.fixture(autouse=True)
+def no_preload_running() -> None:
+    """An earlier test's grading may still be importing torch in its preload thread; lanes fork only once no other
+    thread runs, so these tests wait for it."""
+    for thread in threading.enumerate():
+        if thread.name == "attnlab-torch-preload":
+            thread.join(timeout=120)
+
+
+def outcomes(report) -> list[tuple[str, str, bool, float]]:
+    return [(s.step.id, c.name, c.passed, c.points) for s in report.steps for c in s.checks]
+
+
+def test_the_plan_puts_the_steps_that_measure_time_in_a_lane_of_their_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert {s.id for s in tasks.STEPS if s.measures_time} == {"timing"}
+    monkeypatch.delenv(lanes.ENV_SWITCH, raising=False)
+    monkeypatch.setattr(lanes.os, "sched_getaffinity", lambda pid: {0, 1, 2})
+    assert lanes.plan(STEPS) == lanes.Plan(
+        main=("softmax", "predictions"), timed=("timing",), reserved=(2,), others=(0, 1)
+    )
+    assert lanes.plan(("softmax", "mask")) is None and lanes.plan(("timing",)) is None  # nothing to overlap
+    monkeypatch.setattr(lanes.os, "sched_getaffinity", lambda pid: {0})
+    assert lanes.plan(STEPS) is None  # one CPU: nothing to spare
+    monkeypatch.setattr(lanes.os, "sched_getaffinity", lambda pid: {0, 1})
+    monkeypatch.setenv(lanes.ENV_SWITCH, "0")
+    assert lanes.plan(STEPS) is None
+    monkeypatch.delenv(lanes.ENV_SWITCH)
+    assert lanes.plan(STEPS) is not None
+    release = threading.Event()
+    other = threading.Thread(target=release.wait)
+    other.start()
+    try:
+        assert lanes.plan(STEPS) is None  # no fork while another thread runs
+    finally:
+        release.set()
+        other.join()
+
+
+@two_cpus
+def test_the_timing_lane_has_a_cpu_no_other_child_uses_and_grades_as_one_lane_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    record = tmp_path / "sandboxes.jsonl"
+
+    class Recorded(client.Sandbox):
+        def __init__(self, *args, **kwargs) -> None:
+            super().__init__(*args, **kwargs)
+            with record.open("a", encoding="utf-8") as file:  # the lane is a fork: it appends here too
+                file.write(json.dumps({"pid": os.getpid(), "cpus": self.cpus}) + "\n")
+
+    monkeypatch.delenv(lanes.ENV_SWITCH, raising=False)
+    monkeypatch.setattr(engine, "Sandbox", Recorded)
+    laned = kit.grade(kit.SOLUTIONS, steps=STEPS)
+    made = [json.loads(line) for line in record.read_text(encoding="utf-8").splitlines()]
+    timed = [m["cpus"] for m in made if m["pid"] != os.getpid()]
+    here = [m["cpus"] for m in made if m["pid"] == os.getpid()]
+    assert timed == [EVERY_CPU[-1:]], made
+    assert len(here) == 2 and all(cpus in (EVERY_CPU[:-1], None) for cpus in here), made
+    assert sorted(os.sched_getaffinity(0)) == EVERY_CPU  # the grader is free again once the lane has ended
+    assert laned.earned == laned.possible and [s.step.id for s in laned.steps] == list(STEPS)
+
+    monkeypatch.setenv(lanes.ENV_SWITCH, "0")
+    record.unlink()
+    serial = kit.grade(kit.SOLUTIONS, steps=STEPS)
+    assert outcomes(serial) == outcomes(laned)
+    assert {json.loads(line)["pid"] for line in record.read_text(encoding="utf-8").splitlines()} == {os.getpid()}
+
+
+@two_cpus
+def test_a_lane_that_dies_costs_time_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(lanes.ENV_SWITCH, raising=False)
+    monkeypatch.setattr(lanes, "_run_lane", lambda job, cpus, write: os._exit(1))
+    report = kit.grade(kit.STUBS, steps=STEPS)  # its steps are graded here instead
+    monkeypatch.setenv(lanes.ENV_SWITCH, "0")
+    assert outcomes(report) == outcomes(kit.grade(kit.STUBS, steps=STEPS))
+
+
+@two_cpus
+def test_broken_graders_in_the_lane_are_the_graders_failure(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(lanes.ENV_SWITCH, raising=False)
+    real = engine._run_graders
+
+    def broken(options, level, selected, still_stubbed, cpus=lambda: None):
+        if "timing" in selected:
+            raise engine.GradingError("the timing graders carry 11 points, the registry says 12")
+        return real(options, level, selected, still_stubbed, cpus)
+
+    monkeypatch.setattr(engine, "_run_graders", broken)
+    with pytest.raises(engine.GradingError, match="carry 11 points"):
+        kit.grade(kit.STUBS, steps=STEPS)
