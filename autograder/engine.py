@@ -89,16 +89,14 @@ class GradingPlugin:
     """Pytest plugin: provides the graders' fixtures and records each check's result."""
 
     def __init__(
-        self,
-        options: GradeOptions,
-        level: Level,
-        taken: intake.TakenIn,
-        cpus: Callable[[], tuple[int, ...] | None] = lambda: None,
+        self, options: GradeOptions, level: Level, cpus: Callable[[], tuple[int, ...] | None] = lambda: None
     ) -> None:
+        """``options.submission`` is the intake's copy (:func:`grade` makes it), ``options.left_out`` what the
+        intake left out of the hand-in."""
         self.options, self.level, self.cpus = options, level, cpus  # cpus(): where a new sandbox's children run
-        self.folder = taken.folder  # the intake's copy: every sandbox and grader reads this, never the hand-in
-        self.ignored = {item.path: item.kind for item in taken.ignored}
-        self.numpy_children = not mentions_torch(taken.folder)  # numpy steps may fork from a torch-free server
+        self.folder = Path(options.submission)  # the intake's copy: every sandbox reads this, never the hand-in
+        self.ignored = {item.path: item.kind for item in options.left_out}
+        self.numpy_children = not mentions_torch(options.submission)  # numpy steps may fork from a torch-free server
         self.results: dict[str, CheckResult] = {}
         self.order: list[str] = []
         self._reference: Reference | None = None
@@ -420,10 +418,11 @@ def _grade_copy(options: GradeOptions, level: Level, taken: intake.TakenIn, star
     child_torch = [tasks.step(s).child_uses_torch for s in selected]
     prestart(torch=any(child_torch) or not numpy_children, level=level, numpy=numpy_children and not all(child_torch))
     split = lanes.plan(selected)
+    copy = replace(options, submission=taken.folder, left_out=taken.ignored, search=False, given=None)
     if split is None:
-        steps = _run_graders(options, level, taken, selected, still_stubbed)
+        steps = _run_graders(copy, level, selected, still_stubbed)
     else:
-        steps = _run_in_lanes(options, level, taken, split, still_stubbed)
+        steps = _run_in_lanes(copy, level, split, still_stubbed)
     notes = [messages.left_out(item.path, item.kind) for item in taken.ignored]
     if options.hidden is None and not options.public_only:
         notes.append(_(NOTE_NO_HIDDEN))
@@ -459,22 +458,18 @@ def _readable_instructor_modules() -> list[Path]:
 
 
 def _run_in_lanes(
-    options: GradeOptions,
-    level: Level,
-    taken: intake.TakenIn,
-    split: lanes.Plan,
-    still_stubbed: dict[str, tuple[str, ...]],
+    options: GradeOptions, level: Level, split: lanes.Plan, still_stubbed: dict[str, tuple[str, ...]]
 ) -> tuple[StepResult, ...]:
     """The main steps graded here while the timing lane grades the steps that measure time on its own CPU."""
     from autograder.report import serialize
 
     def timed_lane() -> str:
-        steps = _run_graders(options, level, taken, split.timed, still_stubbed, cpus=lambda: split.reserved)
+        steps = _run_graders(options, level, split.timed, still_stubbed, cpus=lambda: split.reserved)
         return serialize.report_json(GradeReport(str(options.submission), steps, options.hidden is None, options.seed))
 
     with lanes.overlapping(split, timed_lane) as lane:
         main = _run_graders(
-            options, level, taken, split.main, still_stubbed, cpus=lambda: split.others if lane.running else None
+            options, level, split.main, still_stubbed, cpus=lambda: split.others if lane.running else None
         )
     text, problem = lane.result()
     if text is not None:
@@ -482,7 +477,7 @@ def _run_in_lanes(
     elif problem.startswith(GradingError.__name__ + ":"):
         raise GradingError(problem.partition(":")[2].strip())
     else:  # the lane itself failed (not its graders): its steps are graded here, after the others
-        timed = _run_graders(options, level, taken, split.timed, still_stubbed)
+        timed = _run_graders(options, level, split.timed, still_stubbed)
     order = {step.id: index for index, step in enumerate(tasks.STEPS)}
     return tuple(sorted((*main, *timed), key=lambda result: order[result.step.id]))
 
@@ -490,7 +485,6 @@ def _run_in_lanes(
 def _run_graders(
     options: GradeOptions,
     level: Level,
-    taken: intake.TakenIn,
     selected: tuple[str, ...],
     still_stubbed: dict[str, tuple[str, ...]],
     cpus: Callable[[], tuple[int, ...] | None] = lambda: None,
@@ -498,7 +492,7 @@ def _run_graders(
     """Run the graders of the ``selected`` steps under pytest in this process; each step's results, in order."""
     options = replace(options, steps=selected)
     _preload_torch(selected)
-    plugin = GradingPlugin(options, level, taken, cpus)
+    plugin = GradingPlugin(options, level, cpus)
     paths = _grader_paths(options)
     args = [
         *paths,
