@@ -134,7 +134,7 @@ def test_a_link_swapped_in_after_listing_is_refused_by_the_kernel(tmp_path: Path
 
 @pytest.mark.parametrize("shape", ["deep", "many", "large"])
 def test_a_hand_in_past_a_limit_is_refused_in_one_sentence(tmp_path: Path, shape: str) -> None:
-    from autograder import intake, messages
+    from autograder import intake, messages, safefs
 
     folder = tmp_path / "hand-in"
     shutil.copytree(kit.STUBS, folder, ignore=shutil.ignore_patterns("__pycache__"))
@@ -150,11 +150,14 @@ def test_a_hand_in_past_a_limit_is_refused_in_one_sentence(tmp_path: Path, shape
     else:
         with open(folder / "big.bin", "wb") as big:
             big.truncate(intake.MAX_BYTES + 1)
-    with pytest.raises(intake.HandInRefused) as refused:
-        intake.take_in(folder, tmp_path / "work" / "copy")
-    sentence = messages.hand_in_refused(refused.value)
-    assert sentence.startswith("Your hand-in was not graded: ") and "\n" not in sentence
-    assert intake.fingerprint(folder, search=True) != intake.fingerprint(kit.STUBS, search=True)  # never raises
+    try:
+        with pytest.raises(intake.HandInRefused) as refused:
+            intake.take_in(folder, tmp_path / "work" / "copy")
+        sentence = messages.hand_in_refused(refused.value)
+        assert sentence.startswith("Your hand-in was not graded: ") and "\n" not in sentence
+        assert intake.fingerprint(folder, search=True) != intake.fingerprint(kit.STUBS, search=True)  # never raises
+    finally:
+        safefs.remove_tree(folder)  # pytest's own clean-up of old temporary folders recurses (shutil.rmtree)
 
 
 @pytest.mark.parametrize(
