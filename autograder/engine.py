@@ -15,6 +15,7 @@ import importlib
 import io
 import os
 import sys
+import tempfile
 import threading
 import time
 import zlib
@@ -26,7 +27,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from autograder import grader_fixtures, lanes, messages, stubbed, tasks
+from autograder import grader_fixtures, intake, lanes, messages, stubbed, submission, tasks
 from autograder.checking import CheckFailed, Lab
 from autograder.checklist import MARKERS, points_of, step_of, title_of
 from autograder.evidence import RECORDER
@@ -37,8 +38,10 @@ from autograder.sandbox import outcome as outcomes
 from autograder.sandbox.client import Hangs, IsolationRefused, Level, Limits, Sandbox, prestart
 from autograder.sandbox.isolation import choose, readable_by_others
 from autograder.sourceonly import source_only
+from autograder.text import escape_controls
 
-__all__ = ["GradeOptions", "GradingError", "IsolationRefused", "grade", "seed_for", "with_note"]
+__all__ = ["GradeOptions", "GradingError", "HandInRefused", "IsolationRefused", "grade", "seed_for", "with_note"]
+HandInRefused = intake.HandInRefused
 
 PUBLIC_GRADERS = Path(__file__).parent / "graders" / tasks.LAB
 DEFAULT_SECRET = "attnlab-default-secret"
@@ -47,6 +50,10 @@ NOTE_NO_HIDDEN = N_("no hidden graders were found, so only the public checks ran
 NOTE_READABLE = N_(
     "{path} is readable by every user, so student code (isolation: user) could read it; "
     "make it private (chmod -R o-rwx) or grade where bubblewrap works"
+)
+NOTE_INSTRUCTOR_READABLE = N_(
+    "the kit's instructor-only modules (for example {path}) are readable by every user, so student code "
+    "(isolation: user) could read them; grade with the student wheel installed, or close those files to other users"
 )
 INTERNAL = N_("The grader itself failed on this check ({error}); this is not your mistake, tell your instructor.")
 NOT_ISOLATED = N_("the sandbox could not isolate student code: {reason}")
@@ -68,6 +75,9 @@ class GradeOptions:
     steps: tuple[str, ...] | None = None
     limits: Limits = field(default_factory=Limits)
     isolation: str | None = None  # the weakest isolation layer grading may use ("namespaces", "user", "hook")
+    search: bool = False  # look for the lab's files below ``submission`` (an upload, a batch's student folder)
+    given: Path | None = None  # a folder with the lab's given data files, added to the copy where they are missing
+    left_out: tuple[intake.Ignored, ...] = ()  # what an earlier intake left out (``submission`` is its private copy)
 
 
 def seed_for(secret: str, identity: str) -> int:
@@ -81,7 +91,11 @@ class GradingPlugin:
     def __init__(
         self, options: GradeOptions, level: Level, cpus: Callable[[], tuple[int, ...] | None] = lambda: None
     ) -> None:
+        """``options.submission`` is the intake's copy (:func:`grade` makes it), ``options.left_out`` what the
+        intake left out of the hand-in."""
         self.options, self.level, self.cpus = options, level, cpus  # cpus(): where a new sandbox's children run
+        self.folder = Path(options.submission)  # the intake's copy: every sandbox reads this, never the hand-in
+        self.ignored = {item.path: item.kind for item in options.left_out}
         self.numpy_children = not mentions_torch(options.submission)  # numpy steps may fork from a torch-free server
         self.results: dict[str, CheckResult] = {}
         self.order: list[str] = []
@@ -148,10 +162,11 @@ class GradingPlugin:
             self._sandboxes.pop(other).close()
         if step.id not in self._sandboxes:
             self._sandboxes[step.id] = Sandbox(
-                self.options.submission,
+                self.folder,
                 self.options.limits,
                 self.hangs,
                 self.level,
+                ignored=self.ignored,
                 torch=step.child_uses_torch or not self.numpy_children,
                 cpus=self.cpus(),
             )
@@ -370,46 +385,76 @@ def _own_pytest() -> Iterator[None]:
 def grade(options: GradeOptions) -> GradeReport:
     """Run every applicable grader on ``options.submission`` and return the report.
 
-    Steps that measure time are graded in a lane of their own where the machine has a CPU to spare for them
-    (:mod:`autograder.lanes`), alongside the others; the report is the same either way.
+    The hand-in is taken into a private copy first (:func:`autograder.intake.take_in`); nothing here or in the
+    graders reads the hand-in itself. Steps that measure time are graded in a lane of their own where the machine
+    has a CPU to spare for them (:mod:`autograder.lanes`), alongside the others; the report is the same either way.
 
     Raises:
         IsolationRefused: ``options.isolation`` asks for a layer this machine does not give.
+        HandInRefused: the hand-in has no lab files, or passes one of the intake's limits (the student's reason).
         GradingError: the graders themselves are broken.
     """
     started = time.perf_counter()
     _guard_imports(Path(options.submission))
     level = choose(Level.parse(options.isolation) if options.isolation else None)
+    work = Path(tempfile.mkdtemp(prefix="attnlab-intake-"))
+    try:
+        given = submission.data_files(options.given) if options.given is not None else ()
+        taken = intake.take_in(options.submission, work / tasks.LAB, search=options.search, given=given)
+        if options.left_out:
+            taken = replace(taken, ignored=tuple(sorted({*taken.ignored, *options.left_out}, key=lambda i: i.path)))
+        return _grade_copy(options, level, taken, started)
+    finally:
+        intake.remove(work)
+
+
+def _grade_copy(options: GradeOptions, level: Level, taken: intake.TakenIn, started: float) -> GradeReport:
+    """Grade the intake's copy ``taken`` of ``options.submission``."""
     selected = tuple(options.steps or tasks.BY_ID)
-    # read before any student code runs: the functions whose stub error is still in the submitted modules
-    still_stubbed = stubbed.in_folder(
-        Path(options.submission), {s: tasks.step(s).module for s in selected if s in tasks.BY_ID}
-    )
+    # read before any student code runs: the functions whose stub error is still in the modules taken in
+    still_stubbed = stubbed.in_folder(taken.folder, {s: tasks.step(s).module for s in selected if s in tasks.BY_ID})
     # the children's numpy (and torch) load while pytest collects; numpy-only steps fork from a server without torch
-    numpy_children = not mentions_torch(options.submission)
+    numpy_children = not mentions_torch(taken.folder)
     child_torch = [tasks.step(s).child_uses_torch for s in selected]
     prestart(torch=any(child_torch) or not numpy_children, level=level, numpy=numpy_children and not all(child_torch))
     split = lanes.plan(selected)
+    copy = replace(options, submission=taken.folder, left_out=taken.ignored, search=False, given=None)
     if split is None:
-        steps = _run_graders(options, level, selected, still_stubbed)
+        steps = _run_graders(copy, level, selected, still_stubbed)
     else:
-        steps = _run_in_lanes(options, level, split, still_stubbed)
-    notes = []
+        steps = _run_in_lanes(copy, level, split, still_stubbed)
+    notes = [messages.left_out(item.path, item.kind) for item in taken.ignored]
     if options.hidden is None and not options.public_only:
         notes.append(_(NOTE_NO_HIDDEN))
     if level == Level.USER:
         notes += [
             _(NOTE_READABLE).format(path=p) for p in (options.hidden, options.reference) if p and readable_by_others(p)
         ]
+        notes += [_(NOTE_INSTRUCTOR_READABLE).format(path=p) for p in _readable_instructor_modules()[:1]]
     return GradeReport(
-        submission=str(options.submission),
+        submission=escape_controls(str(options.submission)),  # a folder name a student chose
         steps=steps,
         public_only=options.hidden is None,
         seed=options.seed if options.hidden else None,
         notes=tuple(notes),
         seconds=time.perf_counter() - started,
         isolation=level.label,
+        ignored=taken.ignored,
     )
+
+
+def _readable_instructor_modules() -> list[Path]:
+    """The package's files the student wheel leaves out that every user can read (at the user layer, student code
+    can; in the namespaces layer they are not mounted at all)."""
+    from autograder.kit import PACKAGE
+    from autograder.sandbox import bwrap
+
+    public = set(bwrap.public_files())
+    return [
+        path
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if path.relative_to(PACKAGE).as_posix() not in public and readable_by_others(path)
+    ]
 
 
 def _run_in_lanes(

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from autograder import tasks
+from autograder import intake, safefs, tasks
 from autograder.i18n import N_, _, language
 from autograder.sandbox import outcome as outcomes
 from autograder.tasks import Step, handout_link
@@ -189,6 +189,11 @@ UNISOLATED = N_("could not run: the grading sandbox could not isolate it on this
 TOO_LARGE = N_("returned more data than the grader accepts ({limit} MiB)")
 TOO_MUCH_OUTPUT = N_("printed {count} characters, more than the grader accepts in one call ({limit})")
 MALFORMED = N_("your code returned something the grader cannot read ({detail})")
+NOT_TAKEN_IN = N_(
+    "could not run: {file} in your hand-in is {what}, and the grader takes in only regular files and folders "
+    "(links are not followed); hand in the file itself"
+)
+WROTE_TOO_MUCH = N_("wrote more than {limit} MiB into its working folder and temporary folders, and was stopped")
 SIGNAL_MEANINGS = {
     "SIGSEGV": N_("segmentation fault"),
     "SIGXCPU": N_("CPU time limit exceeded"),
@@ -210,6 +215,9 @@ def call_outcome(outcome: outcomes.Failure, function: str, step: Step | None = N
     """
     if isinstance(outcome, outcomes.Malformed):
         return _(MALFORMED).format(detail=outcome.detail)
+    cause = outcomes.root_cause(outcome)
+    if isinstance(cause, outcomes.NotTakenIn):  # the file was never there to import: say so first
+        return f"{function} {_predicate(cause, called or function)}"
     if isinstance(outcome, outcomes.Raised):
         elsewhere = _other_step(outcome.file, step)
         if elsewhere is not None:
@@ -258,6 +266,10 @@ def _predicate(outcome: outcomes.Failure, function: str) -> str:
         return _(TOO_LARGE).format(limit=f"{outcome.limit_bytes / (1 << 20):g}")
     if isinstance(outcome, outcomes.TooMuchOutput):
         return _(TOO_MUCH_OUTPUT).format(count=outcome.chars, limit=outcome.limit_chars)
+    if isinstance(outcome, outcomes.NotTakenIn):
+        return _(NOT_TAKEN_IN).format(file=outcome.file, what=_(LEFT_OUT_KINDS.get(outcome.what, LEFT_OUT_OTHER)))
+    if isinstance(outcome, outcomes.WroteTooMuch):
+        return _(WROTE_TOO_MUCH).format(limit=f"{outcome.limit_bytes / (1 << 20):.0f}")
     return _(MALFORMED).format(detail=getattr(outcome, "detail", outcome.kind))
 
 
@@ -284,3 +296,49 @@ def _other_step(file: str | None, step: Step | None) -> Step | None:
     if module == step.module:
         return None
     return next((s for s in tasks.STEPS if s.module == module), None)
+
+
+# -- what the intake left out of a hand-in, or why it took none of it (autograder.intake) ----------------------
+LEFT_OUT_KINDS = {
+    safefs.LINK: N_("a symbolic link"),
+    safefs.FIFO: N_("a named pipe (FIFO)"),
+    safefs.DEVICE: N_("a device file"),
+    safefs.SOCKET: N_("a socket"),
+}
+LEFT_OUT_OTHER = N_("neither a regular file nor a folder")
+LEFT_OUT_NOTE = N_(
+    "{file} was left out of your hand-in: it is {what}, and the grader takes in only regular files and folders "
+    "(links are not followed)"
+)
+HAND_IN_TOO_DEEP = N_(
+    "Your hand-in was not graded: its folders are nested more than {limit} deep ({path}). Hand in the lab folder "
+    "itself."
+)
+HAND_IN_TOO_MANY = N_(
+    "Your hand-in was not graded: it holds more than {limit} files and folders (at {path}). Hand in the lab folder "
+    "without data sets or installed packages."
+)
+HAND_IN_TOO_LARGE = N_(
+    "Your hand-in was not graded: it holds more than {limit} MiB (at {path}). Hand in the lab folder without data "
+    "sets or installed packages."
+)
+HAND_IN_UNREADABLE = N_("Your hand-in could not be read ({detail}).")
+
+
+def left_out(path: str, kind: str) -> str:
+    """The note of a name the intake left out (``kind``: ``"link"``, ``"fifo"``, ...)."""
+    return _(LEFT_OUT_NOTE).format(file=path, what=_(LEFT_OUT_KINDS.get(kind, LEFT_OUT_OTHER)))
+
+
+def hand_in_refused(refused: intake.HandInRefused) -> str:
+    """Why a hand-in was not taken in at all, as one sentence (the finder's own sentence when it found no lab
+    files)."""
+    if refused.kind == intake.TOO_DEEP:
+        return _(HAND_IN_TOO_DEEP).format(limit=refused.limit, path=refused.path)
+    if refused.kind == intake.TOO_MANY:
+        return _(HAND_IN_TOO_MANY).format(limit=refused.limit, path=refused.path)
+    if refused.kind == intake.TOO_LARGE:
+        return _(HAND_IN_TOO_LARGE).format(limit=f"{refused.limit / (1 << 20):g}", path=refused.path)
+    if refused.kind == intake.UNREADABLE:
+        return _(HAND_IN_UNREADABLE).format(detail=refused.detail)
+    return refused.detail

@@ -4,80 +4,155 @@ Gradescope uploads, nbgrader's ``submitted/<student>/<lab>/`` and a folder per
 student all hold the lab's step modules (``softmax.py``, ...) somewhere: at
 the top, or in one folder below it (a zipped ``lab07_attention/``). A student
 who worked in a notebook writes each module with a ``%%writefile softmax.py``
-cell; those cells are the modules. :func:`locate` says where the files are, or
-why there are none, and :func:`prepare` lays them out in a folder to grade,
-with the lab's given data files (the toy model's weights) where the student
-did not include them. Standard library only.
+cell; those cells are the modules. The timing report (``reports/timing.json``)
+may sit in the lab folder, beside the modules, at the hand-in's top or one
+folder down, or in a ``%%writefile reports/timing.json`` cell.
+:func:`locate` says where the files are, or why there are none;
+:mod:`autograder.intake` takes them into the grader's copy.
+
+The hand-in is only listed here, never followed: every folder is opened by
+descriptor without following a link (:mod:`autograder.safefs`), a link or a
+special file is never counted as a lab file or read, and the listing is
+bounded (names per folder, folders in all, the notebook's size). Standard
+library only.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import shutil
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from autograder import tasks
+from autograder import safefs, tasks
+from autograder.i18n import N_, _
+from autograder.text import clean
 
 MODULE_FILES = tuple(f"{module}.py" for module in tasks.MODULES)
 DATA_FILES = ("*.npz",)  # given with the lab (the toy model's weights), shipped as they are
 SKIPPED = ("__MACOSX", "__pycache__", ".ipynb_checkpoints", ".git")  # folders a zip or an editor adds
 MAX_DEPTH = 2  # the lab's files at the top, in a folder, or in a folder of a folder (nbgrader's <student>/<lab>/)
 MAX_NOTEBOOK_BYTES = 32 << 20
-WRITEFILE = re.compile(r"\A\s*%%writefile\s+(?:-a\s+)?(?P<name>[\w.-]+\.py)\s*\n")
+MAX_LISTED = 10_000  # names read from one folder while looking for the lab's files
+MAX_FOLDERS = 500  # folders looked into in all
+REPORT = ("reports", "timing.json")  # where the timing report goes in the lab folder (autograder.timing.report.PATH)
+LOOSE_REPORT = ("timing.json",)  # the report beside the modules (a student who uploaded loose files)
+WRITEFILE = re.compile(
+    r"\A\s*%%writefile\s+(?:-a\s+)?(?P<name>(?:reports/)?[\w.-]+\.(?:py|json))[ \t]*\r?\n"
+)  # %%writefile softmax.py, %%writefile reports/timing.json
 
-NO_FILES = (
+NO_FILES = N_(
     "No lab files were found in the submission: hand in the lab's modules ({files}, ...) at its top or in one "
     "folder, or a notebook whose %%writefile cells write them."
 )
-UNREADABLE_NOTEBOOK = "The notebook {name} could not be read ({error}), and no lab files were found beside it."
+UNREADABLE_NOTEBOOK = N_("The notebook {name} could not be read ({error}), and no lab files were found beside it.")
 
 
 @dataclass(frozen=True)
 class Located:
-    """Where a submission's lab files are: a folder, or notebook cells, or neither (``problem`` says why)."""
+    """Where a submission's lab files are: a folder, or notebook cells, or neither (``problem`` says why).
 
-    folder: Path | None = None  # the folder holding the step modules
+    Every path is relative to ``root`` (a tuple of names), so that the intake opens it again by descriptor.
+    """
+
+    root: Path | None = None
+    relative: tuple[str, ...] | None = None  # the folder holding the step modules
     notebook_modules: tuple[tuple[str, str], ...] = ()  # (file name, text) from a notebook's %%writefile cells
-    notebook: Path | None = None
+    notebook_at: tuple[str, ...] | None = None
+    report: tuple[str, ...] | None = None  # the timing report outside the lab folder, when it is not inside
+    notebook_report: str | None = None  # the text of a %%writefile reports/timing.json cell
     problem: str = ""
 
     @property
     def found(self) -> bool:
-        return self.folder is not None or bool(self.notebook_modules)
+        return self.relative is not None or bool(self.notebook_modules)
+
+    @property
+    def folder(self) -> Path | None:
+        """The folder holding the step modules (None for a notebook)."""
+        return None if self.root is None or self.relative is None else self.root.joinpath(*self.relative)
+
+    @property
+    def notebook(self) -> Path | None:
+        return None if self.root is None or self.notebook_at is None else self.root.joinpath(*self.notebook_at)
 
 
 def locate(root: Path) -> Located:
     """The lab's files under ``root``: the folder (``root`` or below it) with the most step modules, else the
     notebook with the most %%writefile cells of step modules, else the reason there are none."""
     root = Path(root)
-    folders = sorted(_folders(root), key=lambda f: (-_count(f), len(f.relative_to(root).parts), str(f)))
-    if folders and _count(folders[0]):
-        return Located(folder=folders[0])
-    problems = []
-    best: Located | None = None
-    for path in sorted(p for f in folders for p in f.glob("*.ipynb") if p.is_file() and not p.is_symlink()):
-        try:
-            modules = notebook_modules(path)
-        except ValueError as error:
-            problems.append(UNREADABLE_NOTEBOOK.format(name=path.name, error=error))
-            continue
-        if modules and (best is None or len(modules) > len(best.notebook_modules)):
-            best = Located(notebook_modules=modules, notebook=path)
+    try:
+        top = safefs.open_root(root)
+    except OSError:
+        return Located(problem=_(NO_FILES).format(files=", ".join(MODULE_FILES[:3])))
+    with safefs.opened(top):
+        listed = _folders(top)
+        ranked = sorted(listed, key=lambda item: (-_count(item[1]), len(item[0]), item[0]))
+        if ranked and _count(ranked[0][1]):
+            relative = ranked[0][0]
+            report = None if _has(ranked[0][1], REPORT) else _report(top, relative, listed)
+            return Located(root=root, relative=relative, report=report)
+        problems: list[str] = []
+        best: Located | None = None
+        for parts, names in listed:
+            for entry in names:
+                if entry.kind is not None or entry.folder or not entry.name.endswith(".ipynb"):
+                    continue
+                try:
+                    modules, report_text = _notebook_at(top, parts, entry.name)
+                except ValueError as error:
+                    problems.append(_(UNREADABLE_NOTEBOOK).format(name=clean(entry.name, 120), error=error))
+                    continue
+                if modules and (best is None or len(modules) > len(best.notebook_modules)):
+                    report = None if report_text is not None else _report(top, parts, listed)
+                    best = Located(
+                        root=root,
+                        notebook_modules=modules,
+                        notebook_at=(*parts, entry.name),
+                        report=report,
+                        notebook_report=report_text,
+                    )
     if best is not None:
         return best
-    return Located(problem=problems[0] if problems else NO_FILES.format(files=", ".join(MODULE_FILES[:3])))
+    return Located(problem=problems[0] if problems else _(NO_FILES).format(files=", ".join(MODULE_FILES[:3])))
+
+
+def located_at(folder: Path) -> Located:
+    """The lab folder ``folder`` itself (``attnlab grade FOLDER``, an nbgrader submission), with its timing report
+    beside the modules when it is not in ``reports/``."""
+    folder = Path(folder)
+    try:
+        top = safefs.open_root(folder)
+    except OSError:
+        return Located(problem=_(NO_FILES).format(files=", ".join(MODULE_FILES[:3])))
+    with safefs.opened(top):
+        try:
+            names = safefs.entries(top, MAX_LISTED)
+        except OSError:
+            names = []
+        report = None if _has(names, REPORT) else _report(top, (), [((), names)])
+    return Located(root=folder, relative=(), report=report)
 
 
 def notebook_modules(path: Path) -> tuple[tuple[str, str], ...]:
     """The step modules a notebook's ``%%writefile <module>.py`` code cells write (the last cell per file wins);
-    ValueError when the file is not a readable notebook."""
-    if path.stat().st_size > MAX_NOTEBOOK_BYTES:
-        raise ValueError(f"larger than {MAX_NOTEBOOK_BYTES >> 20} MiB")
+    ValueError when the file is not a readable notebook. The notebook itself is opened without following a link."""
+    path = Path(path)
+    with safefs.opened(safefs.open_root(path.parent)) as folder:
+        return _notebook_at(folder, (), path.name)[0]
+
+
+def _notebook_at(top: int, parts: tuple[str, ...], name: str) -> tuple[tuple[tuple[str, str], ...], str | None]:
+    """The step modules and the timing report (text, or None) that notebook ``parts/name`` writes."""
     try:
-        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        with safefs.opened(safefs.open_below(top, parts)) as folder:
+            raw = safefs.read_file(folder, name, MAX_NOTEBOOK_BYTES)
+    except safefs.TooBig:
+        raise ValueError(f"larger than {MAX_NOTEBOOK_BYTES >> 20} MiB") from None
+    except OSError as error:
+        raise ValueError(f"not a regular file: {type(error).__name__}") from None
+    try:
+        cells = json.loads(raw.decode("utf-8"))["cells"]
         sources = [
             "".join(c["source"]) if isinstance(c["source"], list) else c["source"]
             for c in cells
@@ -86,29 +161,16 @@ def notebook_modules(path: Path) -> tuple[tuple[str, str], ...]:
     except (ValueError, KeyError, TypeError, AttributeError, RecursionError, UnicodeDecodeError) as error:
         raise ValueError(f"not a notebook: {type(error).__name__}") from None
     found: dict[str, str] = {}
+    report = None
     for source in sources:
         match = WRITEFILE.match(source) if isinstance(source, str) else None
-        if match and match.group("name") in MODULE_FILES:
+        if match is None:
+            continue
+        if match.group("name") in MODULE_FILES:
             found[match.group("name")] = source[match.end() :]
-    return tuple(sorted(found.items()))
-
-
-def prepare(located: Located, into: Path, given: Sequence[Path] = ()) -> Path:
-    """``into`` holding the located lab files (copied, or written from the notebook) and the ``given`` data files
-    the submission lacks; returns ``into``."""
-    into = Path(into)
-    if located.folder is not None:
-        shutil.copytree(
-            located.folder, into, symlinks=True, ignore=shutil.ignore_patterns(*SKIPPED), dirs_exist_ok=True
-        )
-    else:
-        into.mkdir(parents=True, exist_ok=True)
-    for name, text in located.notebook_modules:
-        (into / name).write_text(text, encoding="utf-8")
-    for data in given:
-        if not (into / data.name).exists():
-            shutil.copyfile(data, into / data.name)
-    return into
+        elif match.group("name") in ("/".join(REPORT), *LOOSE_REPORT):
+            report = source[match.end() :]
+    return tuple(sorted(found.items())), report
 
 
 def data_files(folder: Path) -> list[Path]:
@@ -116,22 +178,57 @@ def data_files(folder: Path) -> list[Path]:
     return sorted(path for pattern in DATA_FILES for path in Path(folder).glob(pattern) if path.is_file())
 
 
-def _folders(root: Path) -> list[Path]:
-    """``root`` and its folders down to :data:`MAX_DEPTH`, without the ones zips and editors add or links."""
-    found, level = [], [root] if root.is_dir() else []
-    for _ in range(MAX_DEPTH + 1):
-        found.extend(level)
-        level = [
-            child
-            for folder in level
-            for child in sorted(folder.iterdir())
-            if child.is_dir()
-            and not child.is_symlink()
-            and child.name not in SKIPPED
-            and not child.name.startswith(".")
-        ]
+def _folders(top: int) -> list[tuple[tuple[str, ...], list[safefs.Entry]]]:
+    """``(relative path, names)`` of the root and its folders down to :data:`MAX_DEPTH`, without the ones zips and
+    editors add, hidden ones or links (each opened by descriptor, never followed)."""
+    found: list[tuple[tuple[str, ...], list[safefs.Entry]]] = []
+    level: list[tuple[str, ...]] = [()]
+    for _depth in range(MAX_DEPTH + 1):
+        below: list[tuple[str, ...]] = []
+        for parts in level:
+            if len(found) >= MAX_FOLDERS:
+                return found
+            try:
+                with safefs.opened(safefs.open_below(top, parts)) as folder:
+                    names = safefs.entries(folder, MAX_LISTED)
+            except OSError:
+                continue  # unreadable, too full, or swapped for a link: not where the lab's files are
+            found.append((parts, names))
+            below += [
+                (*parts, entry.name)
+                for entry in names
+                if entry.folder and entry.name not in SKIPPED and not entry.name.startswith(".")
+            ]
+        level = below
     return found
 
 
-def _count(folder: Path) -> int:
-    return sum((folder / name).is_file() for name in MODULE_FILES)
+def _count(names: list[safefs.Entry]) -> int:
+    """How many of the lab's module names a folder holds (a link under that name counts: the intake says why it
+    was left out)."""
+    return sum(entry.name in MODULE_FILES and not entry.folder for entry in names)
+
+
+def _has(names: list[safefs.Entry], relative: tuple[str, ...]) -> bool:
+    return any(entry.name == relative[0] and (entry.folder or len(relative) == 1) for entry in names)
+
+
+def _report(
+    top: int, lab: tuple[str, ...], listed: list[tuple[tuple[str, ...], list[safefs.Entry]]]
+) -> tuple[str, ...] | None:
+    """Where the timing report is when it is not in the lab folder's ``reports/``: beside the modules, at the
+    hand-in's top (in ``reports/`` or loose), or one folder down; a name that is not a regular file is kept too
+    (the intake reports it as left out)."""
+    tops = [parts for parts, _names in listed if len(parts) == 1]
+    candidates = [(*lab, *LOOSE_REPORT), REPORT, LOOSE_REPORT]
+    for folder in tops:
+        candidates += [(*folder, *REPORT), (*folder, *LOOSE_REPORT)]
+    for candidate in dict.fromkeys(candidates):
+        try:
+            with safefs.opened(safefs.open_below(top, candidate[:-1])) as folder:
+                names = safefs.entries(folder, MAX_LISTED)
+            if any(entry.name == candidate[-1] and not entry.folder for entry in names):
+                return candidate
+        except OSError:
+            continue
+    return None

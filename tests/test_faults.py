@@ -20,7 +20,7 @@ FAULTS = {
         "#import\nimport os\nos._exit(0)\n",
         "importing mask.py ended the grading process with exit code 0",
     ),
-    "segfault": ("    import ctypes\n    ctypes.string_at(0)\n", "SIGSEGV"),
+    "segfault": ("    import faulthandler\n    faulthandler._sigsegv()\n", "SIGSEGV"),
     "memory_hog": ("    hog = [np.empty(10**9) for _ in range(100)]\n", "MemoryError"),
     "huge_output": ("    for _ in range(10**5):\n        print('debug ' * 100)\n", "printed"),
     "nan_output": ("    return np.full((n_q, n_q if n_k is None else n_k), np.nan)\n", "got array"),

@@ -16,7 +16,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder import stubs, submission, tasks, versions
+from autograder import intake, stubs, submission, tasks, versions
 from autograder.gradescope import build, results, runner
 from autograder.report.model import CheckResult, GradeReport, StepResult
 from tests import kit
@@ -122,7 +122,7 @@ def test_the_lab_files_are_found_at_the_top_in_a_folder_or_in_a_notebook(tmp_pat
     nbformat.write(book, tmp_path / "book" / "work.ipynb")
     found = submission.locate(tmp_path / "book")
     assert found.notebook_modules == (("softmax.py", "import numpy as np\n"),)
-    prepared = submission.prepare(found, tmp_path / "prepared", submission.data_files(kit.SOLUTIONS))
+    prepared = intake.lay_out(found, tmp_path / "prepared", submission.data_files(kit.SOLUTIONS))
     assert sorted(p.name for p in prepared.iterdir()) == ["softmax.py", "toy_gpt_weights.npz"]
     (tmp_path / "broken").mkdir()
     (tmp_path / "broken" / "work.ipynb").write_text("{not json", encoding="utf-8")

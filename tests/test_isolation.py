@@ -55,6 +55,23 @@ def connect(host, port):
 def caps():
     with open("/proc/self/status") as status:
         return {l.split(":")[0]: int(l.split()[1], 16) for l in status if l.startswith("Cap")}
+
+def tree(top):
+    found = []
+    for parent, _, files in os.walk(top):
+        found += [os.path.relpath(os.path.join(parent, name), top) for name in files]
+    return sorted(found)
+
+def writable_places():
+    found = []
+    for parent, folders, _ in os.walk("/"):
+        if parent in ("/proc", "/sys"):
+            folders.clear()
+            continue
+        if os.access(parent, os.W_OK):
+            found.append(parent)
+            folders.clear()
+    return sorted(found)
 """
 NAMESPACES = pytest.mark.skipif(Level.NAMESPACES not in layers.testable(), reason="bubblewrap cannot run here")
 
@@ -88,15 +105,26 @@ def test_the_forced_hook_layer_grades_and_says_so(monkeypatch: pytest.MonkeyPatc
 @pytest.fixture()
 def view(tmp_path: Path):
     (tmp_path / "view.py").write_text(VIEW)
-    with Sandbox(tmp_path, Limits(audit_hook=False), isolation=Level.NAMESPACES) as box:  # the OS layer alone
+    limits = Limits(audit_hook=False, call_timeout_s=60)  # the OS layer alone
+    with Sandbox(tmp_path, limits, isolation=Level.NAMESPACES) as box:
         yield box
+
+
+def _inside_kit() -> set[str]:
+    """The first names of the Python folders inside the kit's own tree (a clone with its ``.venv``), if any."""
+    return {Path(r).relative_to(kit.ROOT).parts[0] for r in bwrap.python_roots() if Path(r).is_relative_to(kit.ROOT)}
 
 
 @NAMESPACES
 def test_a_namespaced_child_sees_only_what_it_needs(view: Sandbox) -> None:
-    for hidden in (kit.ROOT, kit.HIDDEN, kit.SOLUTIONS, kit.ROOT / "tests"):
+    for hidden in (kit.HIDDEN, kit.SOLUTIONS, kit.ROOT / "tests", kit.ROOT / "autograder", kit.ROOT / "pyproject.toml"):
         assert not view.call("view", "exists", str(hidden)), f"{hidden} is visible"
+    if _inside_kit():  # the venv inside a clone: the path to it, and nothing else of the kit
+        assert set(view.call("view", "listing", str(kit.ROOT))) <= _inside_kit()
+    else:
+        assert not view.call("view", "exists", str(kit.ROOT))
     assert view.call("view", "listing", "/opt/attnlab") == ["autograder"]
+    assert not view.call("view", "exists", "/var/attnlab"), "the fork server's folders are visible"
     home = Path.home()
     if any(root.startswith(str(home) + "/") for root in bwrap.python_roots()):
         assert set(view.call("view", "listing", str(home))) <= {".pyenv", ".local", "venvs", ".venv"}
@@ -105,7 +133,36 @@ def test_a_namespaced_child_sees_only_what_it_needs(view: Sandbox) -> None:
     under_tmp = {Path(root).relative_to("/tmp").parts[0] for root in bwrap.python_roots() if root.startswith("/tmp/")}
     assert set(view.call("view", "listing", "/tmp")) <= under_tmp, "/tmp holds more than a Python installed there"
     assert view.call("view", "pids") == [1, 2], "other processes are visible"
-    assert view.call("view", "listing", "/var/attnlab/works") in ("PermissionError", [])
+
+
+@NAMESPACES
+def test_a_namespaced_child_sees_exactly_the_student_wheels_engine(view: Sandbox) -> None:
+    """The public engine only: what the student wheel holds (and its bytecode), no instructor module, wherever the
+    kit and its environment live; a copy of the kit installed in a site-packages is hidden too."""
+    from autograder.release import contents
+
+    mounted = view.call("view", "tree", "/opt/attnlab/autograder")
+    public = {p.relative_to(contents.PACKAGE).as_posix() for p in contents.public_files()}
+    for name in mounted:  # every file the wheel's, or the bytecode of one of the wheel's modules (compiled meanwhile)
+        source = name.replace("__pycache__/", "").rsplit(".", 2)[0] + ".py" if name.endswith(".pyc") else name
+        assert source in public, f"{name} is mounted"
+    assert public <= set(mounted)
+    sources = [name for name in mounted if name.endswith(".py")]
+    assert sources == sorted(p.relative_to(contents.PACKAGE).as_posix() for p in contents.public_files()
+                             if p.suffix == ".py")  # fmt: skip
+    assert not any(name.startswith(("batch/", "release/", "handout/")) for name in mounted)
+    assert "nbgrader_course/notebook.py" not in mounted and "nbgrader_course/cells.py" in mounted
+    for root in bwrap.python_roots():
+        for site in [Path(root), *Path(root).glob("lib*/python3*/site-packages")]:
+            if (site / "autograder").is_dir():
+                assert view.call("view", "listing", str(site / "autograder")) == [], f"{site}/autograder is visible"
+
+
+@NAMESPACES
+def test_a_namespaced_child_can_write_only_where_nothing_outlives_it(view: Sandbox) -> None:
+    """Every writable place the child can reach is its own: its working copy (a tmpfs of its own, bounded), a
+    private /tmp and /dev/shm. Nothing it writes persists for the next child, and nothing is shared."""
+    assert view.call("view", "writable_places") == ["/dev/shm", "/sandbox", "/tmp"]
 
 
 @NAMESPACES
@@ -141,6 +198,8 @@ def test_two_students_never_see_each_other(tmp_path: Path) -> None:
         assert a.call("view", "listing", ".") != b.call("view", "listing", ".")
         assert "second.txt" not in a.call("view", "listing", ".") and a.call("view", "pids") == [1, 2]
         assert b.call("view", "pids") == [1, 2]
+        for path in (first, second, tmp_path):  # the hand-ins themselves, the classmate's beside one's own
+            assert not a.call("view", "exists", str(path)) and not b.call("view", "exists", str(path))
 
 
 def test_the_listener_of_a_warm_server_is_out_of_reach(tmp_path: Path) -> None:
@@ -210,8 +269,13 @@ def test_a_python_installed_under_tmp_keeps_working_in_the_private_tmp(tmp_path:
 
     with tempfile.TemporaryDirectory(prefix="attnlab-venv-", dir="/tmp") as place:
         venv = Path(place) / "venv"
-        subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)], check=True)
+        base = getattr(sys, "_base_executable", sys.executable)  # a venv of this venv's own Python
+        subprocess.run([base, "-m", "venv", "--without-pip", str(venv)], check=True)
         site = next(venv.glob("lib/python3*/site-packages"))
+        # this environment's packages and the kit, whichever layout they are in (a .venv in a clone, a venv
+        # elsewhere, the system's Python): a venv made with --system-site-packages would reach the base Python's only
+        reached = [p for p in sys.path if p.endswith(("site-packages", "dist-packages"))] + [str(kit.ROOT)]
+        (site / "attnlab-test.pth").write_text("".join(f"{p}\n" for p in dict.fromkeys(reached)))
         (site / PROBE_PACKAGE).mkdir()
         (site / PROBE_PACKAGE / "__init__.py").write_text("")
         (site / PROBE_PACKAGE / "sub.py").write_text("VALUE = 42\n")
@@ -227,3 +291,18 @@ def test_a_python_installed_under_tmp_keeps_working_in_the_private_tmp(tmp_path:
         value, written, used = json.loads(done.stdout.strip().splitlines()[-1])
         assert (value, used) == (42, "namespaces")
         assert written != "written" and not (site / PROBE_PACKAGE / "planted.py").exists()
+
+
+def test_every_world_writable_folder_is_found_for_the_user_layer() -> None:
+    """The user layer cleans what a sandbox's uid leaves in every folder any user may write (not a list of three):
+    found as ``find / -xdev -perm -0002 -type d`` would, on every writable filesystem mounted here."""
+    import stat
+
+    from autograder.sandbox import writable
+
+    found = writable.world_writable()
+    assert "/tmp" in found and all(os.lstat(p).st_mode & stat.S_IWOTH for p in found)
+    expected = subprocess.run(
+        ["find", "/", "-xdev", "-type", "d", "-perm", "-0002"], capture_output=True, text=True, timeout=300
+    ).stdout.split()
+    assert set(expected) <= set(found) | {p for p in expected if not os.path.exists(p)}  # a folder gone meanwhile

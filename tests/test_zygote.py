@@ -36,8 +36,8 @@ def numpy_marked():
     return hasattr(numpy, "MARKED_BY_STUDENT")
 
 def segfault():
-    import ctypes
-    return ctypes.string_at(0)
+    import faulthandler
+    faulthandler._sigsegv()  # a crash in native code (ctypes itself is refused once student code runs)
 
 def hard_exit():
     os._exit(7)

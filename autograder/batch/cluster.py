@@ -18,6 +18,7 @@ from collections.abc import Iterator
 
 from autograder.batch import records
 from autograder.batch.job import GRADER_FAILED, Job, Result, grade
+from autograder.text import clean
 
 RETRIES = 2  # a job that raised on a worker is run again this many times (a lost worker is rescheduled anyway)
 LOST = "the cluster could not grade this submission ({error})"
@@ -40,9 +41,7 @@ def execute(jobs: list[Job], address: str) -> Iterator[Result]:
             try:
                 yield future.result()
             except Exception as error:  # KilledWorker after the scheduler's retries, a job that kept raising
-                reason = LOST.format(error=f"{type(error).__name__}: {error}")
-                yield Result(
-                    each.student,
-                    each.digest,
-                    reason=reason if "KilledWorker" in reason else GRADER_FAILED.format(detail=error),
-                )
+                lost = type(error).__name__ == "KilledWorker"
+                detail = clean(f"{type(error).__name__}: {error}", 300)
+                reason = LOST.format(error=detail) if lost else GRADER_FAILED.format(detail=detail)
+                yield Result(each.student, each.digest, reason=reason, grader_failed=True)

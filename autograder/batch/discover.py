@@ -8,7 +8,9 @@ Three layouts are recognised:
   ``:email:``, else ``:name:``) name the student (a group: its ids joined by ``+``);
 - otherwise a folder per student, named by the student's id.
 
-Where the lab's files sit inside a student's folder is :mod:`autograder.submission`'s job.
+Where the lab's files sit inside a student's folder is :mod:`autograder.submission`'s job. A student id comes
+from a folder name or an export's metadata, which students chose: it is control-character escaped here, once,
+so every line, CSV cell and page after this shows it safely.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autograder.submission import SKIPPED
+from autograder.text import escape_controls
 
 GRADESCOPE_METADATA = "submission_metadata.yml"
 NBGRADER_SUBMITTED = "submitted"
@@ -39,7 +42,7 @@ def discover(folder: Path) -> list[Submission]:
     found = {}
     for child in sorted(folder.iterdir()):
         if child.is_dir() and not child.is_symlink() and child.name not in SKIPPED and not child.name.startswith("."):
-            found[names.get(child.name, child.name)] = child
+            found[escape_controls(names.get(child.name, child.name))] = child
     return [Submission(student, path) for student, path in sorted(found.items())]
 
 

@@ -1,36 +1,45 @@
 """One student's grading as a job: what a coordinator thread or a Dask worker runs.
 
-:func:`grade` finds the lab's files in the student's folder, lays them out
-when they need it (a notebook's ``%%writefile`` cells, the toy model's weights
-the student left out), and grades them through the warm grader of the machine
-it runs on (:mod:`autograder.warm`: one server per machine, one fork per
-student, several at once), or a fresh grader process when there is none. It
-never raises for a student's reason: a folder without lab files, a deadline or
-a failing grader is a :class:`Result` with its ``reason``. Jobs and results are
-plain dataclasses, so Dask ships them between machines as they are.
+:func:`grade` hands the student's folder to the grader of the machine it runs
+on (:mod:`autograder.warm`: one server per machine, one fork per student,
+several at once; a fresh grader process when there is none), whose engine takes
+the hand-in into a copy of its own (:mod:`autograder.intake`: the lab's files
+found wherever they are, regular files only, no link followed, bounded, the
+toy model's weights added where missing) and grades that. It never raises for
+a student's reason, and it tells the student's reasons from the grader's:
+
+- graded: the report;
+- not graded for the student's reason (no lab files, past an intake limit, a
+  deadline): ``reason``, status ``failed``;
+- the grader failed (no space left, a dead fork server, an internal error of a
+  check): graded once more, and if it fails again the row says the grader
+  failed (status ``grader failed``), never the student's lost points.
+
+Jobs and results are plain dataclasses, so Dask ships them between machines as they are.
 """
 
 from __future__ import annotations
 
-import hashlib
-import shutil
-import tempfile
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from autograder import submission, tasks
+from autograder import intake
 from autograder.engine import GradeOptions
 from autograder.report import serialize
+from autograder.report.model import GradeReport
 from autograder.sandbox.client import Limits
+from autograder.text import clean
 from autograder.warm import client
 from autograder.warm import job as warm_job
 
 STOP_GRACE_S = 15.0
 OVERRAN = "grading did not finish within {seconds:g} s (code that hangs or runs very slowly)"
 GRADER_FAILED = "the grader itself failed ({detail})"
-DIGESTED = ("*.py", "*.ipynb", "*.npz", "reports/*")  # what a student's result depends on
+CHECKS_FAILED = "the grader itself failed on {count} checks ({detail})"
+RETRIED = "; graded twice, it failed both times"
+GRADED, FAILED, GRADER_FAILED_STATUS = "graded", "failed", "grader failed"  # the CSV's status column
 
 
 @dataclass(frozen=True)
@@ -39,7 +48,7 @@ class Job:
 
     student: str
     folder: Path
-    digest: str  # of the folder's lab files: a changed hand-in is graded again on resume
+    digest: str  # of what the intake takes from the folder: a changed hand-in is graded again on resume
     hidden: Path | None
     reference: Path | None
     seed: int | None
@@ -48,74 +57,85 @@ class Job:
     deadline_s: float = 900.0
     warm: bool = True
     given: Path | None = None  # a folder with the lab's given data files (the toy model's weights)
+    search: bool = True  # the lab's files are somewhere below ``folder`` (False: a private copy is the lab folder)
+    isolation: str | None = None  # the weakest isolation layer the grader may use
+    left_out: tuple[intake.Ignored, ...] = ()  # what the private copy's intake left out of the hand-in
 
 
 @dataclass(frozen=True)
 class Result:
-    """What grading one student gave: the report document, or why there is none."""
+    """What grading one student gave: the report document, or why there is none (and whose failure that is)."""
 
     student: str
     digest: str
     report: dict[str, Any] | None = None  # autograder.report.serialize.report_dict
     reason: str = ""
     seconds: float = 0.0
+    grader_failed: bool = False  # the grader's failure, not the student's: no points are recorded for it
 
     @property
     def graded(self) -> bool:
-        return self.report is not None
+        return self.report is not None and not self.grader_failed
+
+    @property
+    def status(self) -> str:
+        return GRADER_FAILED_STATUS if self.grader_failed else GRADED if self.report is not None else FAILED
 
 
-def digest_of(folder: Path) -> str:
-    """A digest of the files a student's result depends on (names and contents)."""
-    digest = hashlib.sha256()
-    for path in sorted(p for pattern in DIGESTED for p in Path(folder).rglob(pattern) if p.is_file()):
-        digest.update(f"{path.relative_to(folder)}\0{path.stat().st_size}\0".encode())
-        digest.update(hashlib.sha256(path.read_bytes()).digest())
-    return digest.hexdigest()[:32]
+def digest_of(folder: Path, *, search: bool = True) -> str:
+    """A digest of what the intake takes from ``folder`` (names and contents; never a link's target)."""
+    return intake.fingerprint(folder, search=search)
 
 
 def grade(job: Job) -> Result:
-    """Grade one student (see the module's description); never raises for the student's reasons."""
+    """Grade one student (see the module's description), once more when the grader failed; never raises for the
+    student's reasons."""
+    first = _grade_once(job)
+    if not first.grader_failed:
+        return first
+    second = _grade_once(job)
+    if not second.grader_failed:
+        return replace(second, seconds=round(first.seconds + second.seconds, 3))
+    return replace(second, reason=second.reason + RETRIED, seconds=round(first.seconds + second.seconds, 3))
+
+
+def _grade_once(job: Job) -> Result:
     started = time.monotonic()
 
     def result(**outcome: Any) -> Result:
         return Result(job.student, job.digest, seconds=round(time.monotonic() - started, 3), **outcome)
 
-    located = submission.locate(job.folder)
-    if not located.found:
-        return result(reason=located.problem)
-    work = Path(tempfile.mkdtemp(prefix="attnlab-batch-"))
-    try:
-        folder = _laid_out(located, job.given, work)
-        options = GradeOptions(
-            submission=folder,
-            hidden=job.hidden,
-            reference=job.reference,
-            seed=job.seed if job.hidden is not None else None,
-            public_only=job.hidden is None,
-            steps=job.steps,
-            limits=job.limits,
-        )
-        outcome = client.grade(
-            warm_job.HANDLER,
-            warm_job.request_for(options),
-            deadline_s=job.deadline_s,
-            stop_grace_s=STOP_GRACE_S,
-            warm=job.warm,
-        )
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+    options = GradeOptions(
+        submission=job.folder,
+        hidden=job.hidden,
+        reference=job.reference,
+        seed=job.seed if job.hidden is not None else None,
+        public_only=job.hidden is None,
+        steps=job.steps,
+        limits=job.limits,
+        search=job.search,
+        given=job.given,
+        isolation=job.isolation,
+        left_out=job.left_out,
+    )
+    request = warm_job.request_for(options)
+    outcome = client.grade(
+        warm_job.HANDLER, request, deadline_s=job.deadline_s, stop_grace_s=STOP_GRACE_S, warm=job.warm
+    )
     if isinstance(outcome, client.Graded):
-        return result(report=serialize.report_dict(replace(outcome.report, submission=job.student)))
+        report = replace(outcome.report, submission=job.student)
+        document = serialize.report_dict(report)
+        if report.internal_errors:  # e.g. a sandbox that could not copy the hand-in: the machine's failure
+            return result(report=document, reason=_internal(report), grader_failed=True)
+        return result(report=document)
     if isinstance(outcome, client.Overran):
         return result(reason=OVERRAN.format(seconds=outcome.seconds))
-    return result(reason=GRADER_FAILED.format(detail=outcome.detail))
+    if isinstance(outcome, client.NotTakenIn):
+        return result(reason=outcome.reason)
+    return result(reason=GRADER_FAILED.format(detail=outcome.detail), grader_failed=True)
 
 
-def _laid_out(located: submission.Located, given_folder: Path | None, work: Path) -> Path:
-    """The folder to grade: the student's own, or a copy with the notebook's modules and the missing data files."""
-    given = submission.data_files(given_folder) if given_folder is not None else []
-    missing = [data for data in given if located.folder is None or not (located.folder / data.name).exists()]
-    if located.folder is not None and not missing:
-        return located.folder
-    return submission.prepare(located, work / tasks.LAB, missing)
+def _internal(report: GradeReport) -> str:
+    """The reason of a report some of whose checks the grader itself could not run."""
+    first = next(c for s in report.steps for c in s.checks if c.internal_error)
+    return CHECKS_FAILED.format(count=report.internal_errors, detail=clean(first.message, 300))

@@ -10,6 +10,12 @@ A result file is written as soon as the student is graded (a batch stopped
 half-way keeps what it did), through a temporary file so it is never half
 written. The CSV is plain comma-separated UTF-8 with a header row, which
 Canvas, Moodle and Gradescope import (choose ``student_id`` and ``total``).
+A row whose grading failed for the grader's reason (status ``grader failed``)
+has no points at all, so that a gradebook never records the grader's failure
+as a student's 0. Every cell a hand-in could have chosen (ids from folder
+names, reasons naming files) is control-character escaped, and a cell that a
+spreadsheet would run as a formula (``=``, ``+``, ``-``, ``@`` first) is quoted
+with a leading apostrophe.
 """
 
 from __future__ import annotations
@@ -27,9 +33,11 @@ from autograder.files import write_atomically
 from autograder.i18n import _
 from autograder.report import render_html, serialize
 from autograder.report.model import GradeReport
+from autograder.text import clean
 
 STUDENTS = "students"
 SAFE = re.compile(r"[^\w.@+-]")
+FORMULA = ("=", "+", "-", "@", "\t", "\r")  # what makes a spreadsheet cell a formula (CSV injection)
 
 
 def file_stem(student: str) -> str:
@@ -51,11 +59,15 @@ def write(out: Path, result: Result) -> Path:
         "reason": result.reason,
         "seconds": result.seconds,
         "report": result.report,
+        "grader_failed": result.grader_failed,
     }
     write_atomically(path, serialize.json_text(data))
-    report = report_of(result)
-    title = _(render_html.TITLE).format(submission=result.student)
-    page = render_html.page(report, title) if report else render_html.failure_page(title, result.reason)
+    title = _(render_html.TITLE).format(submission=clean(result.student, 200))
+    try:
+        report = report_of(result) if result.graded else None
+        page = render_html.page(report, title) if report else render_html.failure_page(title, result.reason)
+    except Exception as error:  # the page is a convenience: the result is kept whatever a report holds
+        page = render_html.failure_page(title, clean(f"{result.reason} (no feedback page: {error})", 500))
     write_atomically(path.with_suffix(".html"), page)
     return path
 
@@ -66,7 +78,12 @@ def read(out: Path, student: str) -> Result | None:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
         result = Result(
-            str(data["student"]), str(data["digest"]), data.get("report"), str(data.get("reason", "")), data["seconds"]
+            str(data["student"]),
+            str(data["digest"]),
+            data.get("report"),
+            str(data.get("reason", "")),
+            data["seconds"],
+            bool(data.get("grader_failed", False)),
         )
         if result.report is not None:
             serialize.report_from_dict(result.report)
@@ -80,26 +97,28 @@ def report_of(result: Result) -> GradeReport | None:
 
 
 def write_csv(path: Path, results: Iterable[Result], steps: tuple[str, ...], max_score: float) -> Path:
-    """The gradebook CSV: one row per student (a failed one with 0 points, status ``failed`` and its reason)."""
+    """The gradebook CSV: one row per student (a failed one with 0 points, status ``failed`` and its reason; one
+    the grader failed on with no points, status ``grader failed``)."""
     rows = []
     for result in sorted(results, key=lambda r: r.student):
-        report = report_of(result)
+        report = report_of(result) if result.graded else None
         earned = {s.step.id: s.earned for s in report.steps} if report else {}
-        rows.append(
-            [result.student]
-            + [_points(earned.get(step, 0.0)) for step in steps]
-            + [
-                _points(report.earned if report else 0.0),
-                _points(report.possible if report else max_score),
-                "graded" if report else "failed",
-                result.reason,
-            ]
-        )
+        points = [_points(earned.get(step, 0.0)) for step in steps] + [_points(report.earned if report else 0.0)]
+        if result.grader_failed:
+            points = [""] * len(points)
+        possible = _points(report.possible if report else max_score)
+        rows.append([cell(result.student), *points, possible, result.status, cell(result.reason)])
     buffer = io.StringIO(newline="")
     writer = csv.writer(buffer)
     writer.writerow(["student_id", *steps, "total", "max_score", "status", "reason"])
     writer.writerows(rows)
     return write_atomically(Path(path), buffer.getvalue())
+
+
+def cell(text: str) -> str:
+    """``text`` safe in a spreadsheet: control characters escaped, never read as a formula."""
+    shown = clean(text)
+    return "'" + shown if shown.startswith(FORMULA) else shown
 
 
 def steps_graded(steps: tuple[str, ...] | None) -> tuple[str, ...]:

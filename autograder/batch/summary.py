@@ -43,6 +43,7 @@ class ClassSummary:
     steps: tuple[StepSummary, ...]
     mean_total: float
     max_total: float
+    grader_failed: int = 0  # of ``failed``: the rows the grader itself failed on (not the students' doing)
 
 
 def most_common(named: Counter[str], top: int = TOP) -> tuple[tuple[str, int], ...]:
@@ -54,7 +55,7 @@ def most_common(named: Counter[str], top: int = TOP) -> tuple[tuple[str, int], .
 def summarise(results: Iterable[Result]) -> ClassSummary:
     """The summary of the students' results (failed ones are counted apart, not as zeros per step)."""
     results = list(results)
-    reports = [r for r in (report_of(result) for result in results) if r is not None]
+    reports = [r for r in (report_of(result) for result in results if result.graded) if r is not None]
     steps = []
     for step in tasks.STEPS:
         graded = [report.step(step.id) for report in reports if any(s.step.id == step.id for s in report.steps)]
@@ -72,6 +73,7 @@ def summarise(results: Iterable[Result]) -> ClassSummary:
         steps=tuple(steps),
         mean_total=sum(r.earned for r in reports) / len(reports) if reports else 0.0,
         max_total=max((r.possible for r in reports), default=0.0),
+        grader_failed=sum(r.grader_failed for r in results),
     )
 
 
@@ -83,7 +85,8 @@ def table(summary: ClassSummary) -> str:
     """The summary as a Markdown table, with a line for the whole class."""
     lines = [
         f"{summary.students} students, {summary.students - len(summary.failed)} graded, mean "
-        f"{summary.mean_total:.1f} of {summary.max_total:g} points; {len(summary.failed)} could not be graded.",
+        f"{summary.mean_total:.1f} of {summary.max_total:g} points; {len(summary.failed)} could not be graded"
+        + (f" ({summary.grader_failed} because the grader itself failed)." if summary.grader_failed else "."),
         "",
         "| step | graded | lost points | mean | most common mistakes (students) |",
         "|---|---:|---:|---:|---|",

@@ -1,15 +1,22 @@
-"""``attnlab grade-batch SUBMISSIONS --csv grades.csv -j N``: grade every submission of a folder, in parallel."""
+"""``attnlab grade-batch SUBMISSIONS --csv grades.csv -j N``: grade every submission of a folder, in parallel.
+
+Run as root at the ``user`` layer (a container without namespaces), the command first starts itself again with
+its arguments in a descriptor instead of on its command line: every process of the machine, student code
+included, can read a command line in ``/proc``, and this one names the folder of every student's hand-in.
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from pathlib import Path
 
-from autograder import engine, tasks
-from autograder.cli.common import EXIT_OK, INSTRUCTOR, usage_error
+from autograder import engine, isolated, tasks
+from autograder.cli.common import EXIT_INTERNAL, EXIT_OK, INSTRUCTOR, usage_error
 from autograder.kit import Kit
+from autograder.text import clean
 
 NAME, AUDIENCE = "grade-batch", INSTRUCTOR
 HELP = "grade every submission of a folder in parallel: CSV, results and feedback per student, class summary"
@@ -36,6 +43,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--timeout", type=float, help="seconds a single call into student code may take (default: 10)")
     parser.add_argument("--deadline", type=float, default=900.0, help="seconds one student's grading may take (900)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument(
+        "--private-copies",
+        action="store_true",
+        help="copy every hand-in into a folder only the grader can read before grading, and close SUBMISSIONS to "
+        "other users while the batch runs (for the user layer, where student code can read what other users can)",
+    )
+    parser.add_argument(
+        "--isolation",
+        choices=["namespaces", "user", "hook"],
+        help="refuse to grade with weaker isolation of student code than this (see `attnlab doctor`)",
+    )
 
 
 def _course_private(submissions: Path) -> Path | None:
@@ -46,13 +64,57 @@ def _course_private(submissions: Path) -> Path | None:
     return None
 
 
+def _visible_in_proc(args: argparse.Namespace) -> bool:
+    """Whether this process's own command line names the submissions (student code at the user layer could read
+    it in ``/proc`` and go looking for its classmates' hand-ins)."""
+    return any(arg and arg in sys.argv[1:] for arg in (args.submissions, args.out, args.csv))
+
+
+def _hidden_rerun(argv: list[str]) -> int:
+    """Start this command again with ``argv`` in an inherited descriptor, so its command line names no hand-in."""
+    fd = os.memfd_create("attnlab-batch-args", 0) if hasattr(os, "memfd_create") else None
+    if fd is None:
+        return -1
+    os.write(fd, json.dumps(argv).encode())
+    os.lseek(fd, 0, os.SEEK_SET)
+    os.set_inheritable(fd, True)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    command = isolated.command(__name__, "rerun", str(fd))
+    os.execv(command[0], command)
+    return -1  # not reached
+
+
+def rerun(fd: str) -> int:
+    """The command started again by :func:`_hidden_rerun`: its arguments from the descriptor ``fd``."""
+    from autograder import cli
+
+    with os.fdopen(int(fd), "rb") as source:
+        argv = json.loads(source.read())
+    sys.argv = [sys.argv[0]]  # nothing of the arguments on this process's own command line
+    return cli.main(argv)
+
+
+def _must_hide(args: argparse.Namespace) -> bool:
+    from autograder.sandbox import isolation
+
+    if not isolation.running_as_root() or not _visible_in_proc(args) or not hasattr(os, "memfd_create"):
+        return False
+    try:
+        return isolation.choose() == isolation.Level.USER
+    except isolation.IsolationRefused:
+        return False
+
+
 def run(args: argparse.Namespace) -> int:
     from autograder.batch import run as batch
     from autograder.batch import summary
     from autograder.nbgrader_course.private import Private
     from autograder.nbgrader_course.run import limits_from
-    from autograder.sandbox.client import Limits
+    from autograder.sandbox.client import IsolationRefused, Limits
 
+    if _must_hide(args):
+        return _hidden_rerun(sys.argv[1:])  # the process's own arguments: ["grade-batch", SUBMISSIONS, ...]
     submissions = Path(args.submissions).resolve()
     if not submissions.is_dir():
         return usage_error(NAME, f"{submissions} is not a folder")
@@ -92,14 +154,32 @@ def run(args: argparse.Namespace) -> int:
         force=args.force,
         dask=args.dask,
         progress=not args.no_progress,
+        private_copies=args.private_copies,
+        isolation=args.isolation,
     )
-    done = batch.run(options)
+    try:
+        for line in batch.first_lines(options, batch.layer(options)):
+            print(f"attnlab {NAME}: {line}", file=sys.stderr)
+        done = batch.run(options)
+    except IsolationRefused as error:
+        return usage_error(NAME, f"not graded: {error}")
+    except batch.BatchRefused as error:
+        return usage_error(NAME, str(error))
     print(summary.table(done.class_summary))
     rate = done.graded_now / done.seconds if done.seconds and done.graded_now else 0.0
     print(
         f"\ngraded {done.graded_now} now ({rate * 60:.1f} per minute), kept {done.skipped} graded before; "
         f"wrote {done.csv}, {options.out}/students/, {done.summary['page']}"
     )
-    for student, reason in done.class_summary.failed:
-        print(f"not graded: {student}: {reason}")
+    for result in sorted(done.results, key=lambda r: r.student):
+        if not result.graded:
+            kind = "the grader failed on" if result.grader_failed else "not graded"
+            print(f"{kind}: {clean(result.student, 200)}: {clean(result.reason, 600)}")
+    if done.grader_failures:
+        print(
+            f"attnlab {NAME}: the grader itself failed on {done.grader_failures} submission(s), each graded twice; "
+            "their rows have status 'grader failed' and no points",
+            file=sys.stderr,
+        )
+        return EXIT_INTERNAL
     return EXIT_OK

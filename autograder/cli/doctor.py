@@ -8,11 +8,17 @@ from autograder.cli.common import EXIT_OK, INSTRUCTOR
 from autograder.sandbox import isolation
 
 NAME, AUDIENCE = "doctor", INSTRUCTOR
-HELP = "show the isolation of student code this machine gives (namespaces, user or hook), and why"
+HELP = "show the isolation of student code this machine gives (namespaces, user or hook), and why; with a folder of "
+HELP += "hand-ins, whether other users could read it"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    pass
+    parser.add_argument(
+        "submissions",
+        nargs="?",
+        metavar="SUBMISSIONS",
+        help="a folder of hand-ins to grade here: warn when other users (student code at the user layer) can read it",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -20,6 +26,15 @@ def run(args: argparse.Namespace) -> int:
         print(line)
     for line in torch_lines():
         print(line)
+    if args.submissions:
+        warning = isolation.readable_warning(args.submissions)
+        if warning is None:
+            print(f"Hand-ins: {args.submissions} is closed to other users.")
+        elif isolation.choose() == isolation.Level.USER:
+            print(f"Warning: {warning}.")
+        else:
+            print(f"Hand-ins: {args.submissions} is readable by other users (harmless here: each child sees only "
+                  "its own copy; at the user layer it would not be).")  # fmt: skip
     return EXIT_OK
 
 

@@ -126,6 +126,10 @@ def run(args: argparse.Namespace) -> int:
         report = engine.grade(options)
     except engine.IsolationRefused as error:
         return usage_error(NAME, _(NOT_GRADED).format(error=error))
+    except engine.HandInRefused as error:  # past one of the intake's limits: one sentence, exit status 2
+        from autograder import messages
+
+        return usage_error(NAME, messages.hand_in_refused(error))
     except engine.GradingError as error:
         return internal_error(NAME, _(GRADERS_FAILED).format(error=error))
     if hidden is not None and default_secret and args.seed is None:

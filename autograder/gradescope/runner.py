@@ -5,7 +5,11 @@ Gradescope unpacks the autograder zip into ``/autograder/source`` and runs
 
 1. closes the source folder (hidden graders, reference, course secret) to every other user;
 2. finds the lab's files in the submission (at its top, in one folder, or in a
-   notebook's ``%%writefile`` cells: :mod:`autograder.submission`);
+   notebook's ``%%writefile`` cells; the timing report in the lab folder's
+   ``reports/``, beside the modules, at the top or one folder down, or in a
+   ``%%writefile reports/timing.json`` cell: :mod:`autograder.submission`) and
+   takes them into the grader's own copy (:mod:`autograder.intake`: regular
+   files only, no link followed, bounded);
 3. grades them, public and hidden checks, in a fresh grader process with a
    deadline (student code runs in that process's sandbox: as an unprivileged
    user where the sandbox can switch to one, and the report names the
@@ -23,14 +27,12 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import tempfile
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from autograder import engine, submission, tasks
+from autograder import engine, submission
 from autograder.files import write_atomically
 from autograder.gradescope import results, summary
 from autograder.kit import Kit
@@ -112,25 +114,22 @@ def grade(layout: Layout) -> dict[str, Any]:
     for what, folder in (("reference", kit.solutions), ("hidden graders", kit.hidden)):
         if not folder.is_dir():
             raise FileNotFoundError(NO_KIT.format(what=what))
-    located = submission.locate(layout.submission)
+    located = submission.locate(layout.submission)  # a listing only, to answer at once when there is nothing
     if not located.found:
         return results.failure(located.problem)
-    work = Path(tempfile.mkdtemp(prefix="attnlab-gradescope-"))
-    try:
-        folder = submission.prepare(located, work / tasks.LAB, submission.data_files(kit.solutions))
-        options = engine.GradeOptions(
-            submission=folder,
-            hidden=kit.hidden,
-            reference=kit.solutions,
-            seed=engine.seed_for(settings.secret, identity(layout.metadata)),
-            steps=settings.steps,
-            limits=Limits(**settings.limits),
-        )
-        outcome = client.grade(
-            job.HANDLER, job.request_for(options), deadline_s=settings.deadline_s, stop_grace_s=STOP_GRACE_S, warm=False
-        )
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+    options = engine.GradeOptions(
+        submission=layout.submission,
+        hidden=kit.hidden,
+        reference=kit.solutions,
+        seed=engine.seed_for(settings.secret, identity(layout.metadata)),
+        steps=settings.steps,
+        limits=Limits(**settings.limits),
+        search=True,
+        given=kit.solutions,  # the toy model's weights, where the upload lacks them (into the copy only)
+    )
+    outcome = client.grade(
+        job.HANDLER, job.request_for(options), deadline_s=settings.deadline_s, stop_grace_s=STOP_GRACE_S, warm=False
+    )
     source = "notebook" if located.notebook_modules else "files"
     if isinstance(outcome, client.Graded):
         report = replace(outcome.report, submission=layout.submission.name)
@@ -138,6 +137,8 @@ def grade(layout: Layout) -> dict[str, Any]:
         return results.results(report, lab_files=source)
     if isinstance(outcome, client.Overran):
         return results.failure(OVERRAN.format(seconds=outcome.seconds), lab_files=source)
+    if isinstance(outcome, client.NotTakenIn):
+        return results.failure(outcome.reason, lab_files=source)
     return results.failure(GRADER_FAILED.format(detail=outcome.detail), lab_files=source)
 
 

@@ -22,7 +22,6 @@ This module is imported in the kernel, so it imports nothing heavy.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from dataclasses import dataclass, replace
 from html import escape as html_escape
@@ -159,12 +158,11 @@ def _grade_batch(submission: Path, private: Path, step_id: str, settings: Settin
 
 
 def _content_digest(folder: Path) -> str:
-    """A digest of the submission's files (the batch is graded again when they change)."""
-    digest = hashlib.sha256()
-    for path in sorted(p for p in [*folder.glob("*.py"), *folder.glob("reports/*")] if p.is_file()):
-        stat = path.stat()
-        digest.update(f"{path.name}\0{stat.st_size}\0{stat.st_mtime_ns}\0".encode())
-    return digest.hexdigest()
+    """A digest of what the grader takes from the submission (the batch is graded again when it changes): by the
+    intake's own rules, so a link's target never counts and a strange folder never stops the cell."""
+    from autograder import intake
+
+    return intake.fingerprint(folder, search=False)
 
 
 def _grade_once(
@@ -190,6 +188,8 @@ def _grade_once(
         return Outcome(report=graded.report)
     if isinstance(graded, client.Overran):
         return Outcome(failure=_(NOT_FINISHED).format(seconds=graded.seconds))
+    if isinstance(graded, client.NotTakenIn):  # no lab files, or past one of the intake's limits: one sentence
+        return Outcome(failure=graded.reason)
     return Outcome(failure=_(GRADER_FAILED).format(detail=graded.detail))
 
 

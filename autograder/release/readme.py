@@ -45,6 +45,17 @@ files.
 The grader's commands: {commands} (`attnlab doctor`: how your code is
 isolated while it is graded, and whether your torch is the tested release).
 
+## Handing in on Gradescope
+
+If your course grades on Gradescope, upload the lab folder's files: the step
+modules (`*.py`), `toy_gpt_weights.npz` and the timing report
+`reports/timing.json` (keep it in its `reports/` folder, or put `timing.json`
+beside the modules); a zip of the whole `{lab}/` folder works as well. A
+notebook instead: its `%%writefile softmax.py` cells are your modules, and one
+more cell that starts with the line `%%writefile reports/timing.json` followed
+by that file's contents carries the timing report. Only regular files count: a
+symbolic link is not followed.
+
 These are the public checks. Your instructor also runs hidden checks, on fresh
 inputs with the same properties, worth the points the handout's table puts in
 parentheses.

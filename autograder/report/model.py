@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from autograder.evidence import Evidence
+from autograder.intake import Ignored
 from autograder.tasks import Step
 
 
@@ -87,6 +88,7 @@ class GradeReport:
     notes: tuple[str, ...] = ()
     seconds: float = field(default=0.0, compare=False)  # the only timing field
     isolation: str = "unknown"  # the sandbox layer student code ran in: "namespaces", "user" or "hook"
+    ignored: tuple[Ignored, ...] = ()  # names of the hand-in the intake left out (links, FIFOs, ...), and what each is
 
     @property
     def earned(self) -> float:

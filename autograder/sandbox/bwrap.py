@@ -2,12 +2,15 @@
 
 The filesystem is built from nothing: the system's libraries (``/usr`` and its
 links), the dynamic loader's cache, the Python installation(s) the child runs
-(``sys.prefix``, ``sys.base_prefix``, their site-packages), read-only; the kit's
-``autograder`` package alone, read-only, at a neutral path; ``/dev`` basics,
-its own ``/proc``, a private ``/tmp``; and the working copy (or, for the fork
-server, the folder of working copies) as the only writable place. The root is
-read-only. Not mounted at all: the kit's source tree (``solutions/``,
-``hidden/``), the course folder, the home folder, any socket, the report's path.
+(``sys.prefix``, ``sys.base_prefix``, their site-packages), read-only; of the
+kit's ``autograder`` package exactly the files the student wheel holds
+(:func:`public_files`: no instructor module, no hidden grader, no reference),
+read-only, at a neutral path, and any copy of the package installed in a
+site-packages hidden; ``/dev`` basics (read-only), its own ``/proc``, a private
+``/tmp``; and the working copy: a size-limited tmpfs of its own, the only
+writable place besides ``/tmp``. The root is read-only. Not mounted at all: the
+kit's source tree (``solutions/``, ``hidden/``), the course folder, the hand-ins,
+the home folder, any socket, the report's path.
 
 New user (when not root), PID, network, IPC, UTS and cgroup namespaces; the
 sandbox dies with its parent and runs in its own session. As root, bubblewrap
@@ -17,10 +20,12 @@ fork server needs to confine each child (and to drop it to an unprivileged uid).
 
 from __future__ import annotations
 
+import importlib
 import os
 import shutil
 import site
 import sys
+from functools import lru_cache
 from pathlib import Path
 
 from autograder.sandbox import environment
@@ -31,6 +36,7 @@ CPU_INFO = "/sys/devices/system/cpu"  # read by torch's and OpenBLAS's CPU detec
 PACKAGE = Path(__file__).resolve().parents[1]  # the autograder package folder
 KIT_ROOT = PACKAGE.parent  # the kit's source tree when run from a checkout (holds solutions/ and hidden/)
 PREFIX_PARTS = ("bin", "lib", "lib64", "pyvenv.cfg")  # what is mounted of a prefix that holds the kit itself
+SHM_BYTES = 16 << 20
 ZYGOTE_CAPABILITIES = ("CAP_SYS_ADMIN", "CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP")
 CHILD_CAPABILITIES = ("CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP")
 
@@ -82,6 +88,88 @@ def _parents(path: str, made: set[str]) -> list[str]:
     return args
 
 
+@lru_cache(maxsize=1)
+def public_files() -> tuple[str, ...]:
+    """The package's files (POSIX paths inside it) that the student wheel holds, with their bytecode where it was
+    compiled: all of it in a student's install (which holds nothing else), the public part of the instructor's.
+
+    The public/private split is :mod:`autograder.release.contents`, which only the instructor's install has;
+    it is looked up by name (not imported by the sandbox's modules, which the wheel ships without it).
+    """
+    try:
+        contents = importlib.import_module("autograder.release.contents")
+    except ImportError:  # a student's install: the package is the public engine
+        contents = None
+    found = []
+    for path in sorted(PACKAGE.rglob("*")):
+        if not path.is_file() or path.is_symlink():
+            continue
+        relative = path.relative_to(PACKAGE).as_posix()
+        if path.parent.name == "__pycache__" and path.suffix == ".pyc":
+            source = f"{path.parent.parent.relative_to(PACKAGE).as_posix()}/{path.name.split('.')[0]}.py"
+            source = source.removeprefix("./")
+            if (PACKAGE / source).is_file() and (contents is None or contents.is_public(source)):
+                found.append(relative)
+        elif contents is None or contents.is_public(relative):
+            found.append(relative)
+    return tuple(found)
+
+
+@lru_cache(maxsize=1)
+def _public_binds() -> tuple[str, ...]:
+    """The fewest paths (package-relative) whose read-only binds show exactly :func:`public_files`: a folder every
+    file under which is public is one bind, any other folder's public files are bound one by one (each bind costs
+    bubblewrap a mount; a few hundred of them tripled its start-up)."""
+    public = set(public_files())
+    every: dict[str, list[str]] = {}
+    for path in PACKAGE.rglob("*"):
+        if path.is_file() or path.is_symlink():
+            relative = path.relative_to(PACKAGE).as_posix()
+            for depth in range(1, relative.count("/") + 1):
+                every.setdefault(relative.rsplit("/", depth)[0], []).append(relative)
+
+    def whole(folder: str) -> bool:
+        """Every file under ``folder`` is public, and stays so: a bytecode folder whose sources are not all public
+        would show the next ``.pyc`` an instructor module leaves there."""
+        names = every.get(folder, ())
+        caches = {n.rsplit("/", 2)[0] if n.count("/") > 1 else "" for n in names if "/__pycache__/" in f"/{n}"}
+        if folder.endswith("__pycache__"):
+            caches.add(folder.rsplit("/", 1)[0] if "/" in folder else "")
+        sources_public = all(
+            p.relative_to(PACKAGE).as_posix() in public for c in caches for p in (PACKAGE / c).glob("*.py")
+        )
+        return sources_public and all(name in public for name in names)
+
+    binds: list[str] = []
+    for relative in sorted(public):
+        folders = [relative.rsplit("/", d)[0] for d in range(relative.count("/"), 0, -1)]  # outermost first
+        whole_folder = next((f for f in folders if whole(f)), None)
+        binds.append(whole_folder if whole_folder is not None else relative)
+    return tuple(dict.fromkeys(binds))
+
+
+def _package_binds(made: set[str]) -> list[str]:
+    """Read-only binds of exactly :func:`public_files`, at :data:`environment.PACKAGE_PARENT`."""
+    target = f"{environment.PACKAGE_PARENT}/{PACKAGE.name}"
+    args = [*_parents(f"{target}/x", made)]
+    for relative in _public_binds():
+        inside = f"{target}/{relative}"
+        args += _parents(inside, made)
+        args += ["--ro-bind", str(PACKAGE / relative), inside]
+    return args
+
+
+def _installed_kits(roots: list[str]) -> list[str]:
+    """Copies of the ``autograder`` package installed in the mounted Python folders (a ``pip install .`` of the
+    whole kit holds the instructor's modules too): hidden under an empty, read-only folder."""
+    found = []
+    for root in roots:
+        for folder in [root, *(str(p) for p in Path(root).glob("lib*/python3*/site-packages"))]:
+            if os.path.isdir(f"{folder}/{PACKAGE.name}") and not os.path.islink(f"{folder}/{PACKAGE.name}"):
+                found.append(f"{folder}/{PACKAGE.name}")
+    return [a for path in found for a in ("--perms", "0555", "--tmpfs", path, "--remount-ro", path)]
+
+
 def _ro_binds() -> list[str]:
     args: list[str] = []
     made: set[str] = set()
@@ -102,18 +190,25 @@ def _ro_binds() -> list[str]:
             args += [a for part in PREFIX_PARTS for a in ("--ro-bind-try", f"{root}/{part}", f"{root}/{part}")]
         else:
             args += ["--ro-bind", root, root]
-    package = f"{environment.PACKAGE_PARENT}/{PACKAGE.name}"
-    args += [*_parents(package, made), "--ro-bind", str(PACKAGE), package]
+    args += _installed_kits([r for r in python_roots() if not _holds_kit(r)])
+    args += _package_binds(made)
     return args
 
 
 def command(
-    inner: list[str], *, writable: tuple[str, str], privileged: bool, capabilities: tuple[str, ...], chdir: str
+    inner: list[str],
+    *,
+    work_bytes: int | None,
+    privileged: bool,
+    capabilities: tuple[str, ...],
+    chdir: str,
 ) -> list[str]:
-    """``bwrap ... inner``: ``inner`` runs as PID 1 of fresh namespaces with ``writable`` = ``(host folder, path
-    inside)`` its only writable mount (``/tmp`` aside), starting in ``chdir``.
+    """``bwrap ... inner``: ``inner`` runs as PID 1 of fresh namespaces, starting in ``chdir``.
 
     Args:
+        work_bytes: the working copy at :data:`environment.HOME` is a tmpfs of this size, its only writable place
+            besides ``/tmp`` (the child copies its files in itself); None: only an empty, read-only
+            :data:`environment.HOME` (the fork server, whose children each mount their own).
         privileged: bubblewrap runs as root: no user namespace, and only ``capabilities`` are kept.
     """
     binary = executable()
@@ -126,8 +221,10 @@ def command(
         ]  # fmt: skip
     else:
         namespaces = ["--unshare-all"]
-    host, inside = writable
-    made = {environment.HOME}
+    if work_bytes is None:
+        work = ["--perms", "0755", "--dir", environment.HOME]
+    else:  # world-writable inside: the student uid copies its files in; nobody else can see this mount
+        work = ["--perms", "0777", "--size", str(int(work_bytes)), "--tmpfs", environment.HOME]
     return [
         binary,
         *namespaces,
@@ -137,10 +234,10 @@ def command(
         "--perms", "1777", "--tmpfs", environment.TMP,  # first: a Python installed under /tmp is mounted on it
         *_ro_binds(),
         "--dev", "/dev",
+        "--remount-ro", "/dev",  # writable and shared by every child of the fork server otherwise
+        "--perms", "1777", "--size", str(SHM_BYTES), "--tmpfs", "/dev/shm",
         "--proc", "/proc",
-        "--perms", "0755", "--dir", environment.HOME,
-        *_parents(inside, made),
-        "--bind", host, inside,
+        *work,
         "--remount-ro", "/",
         "--chdir", chdir,
         "--",

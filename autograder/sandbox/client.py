@@ -22,6 +22,7 @@ import os
 import select
 import signal
 import time
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -56,6 +57,7 @@ class Limits:
     output_limit_chars: int = 1_000_000  # printing more than this in one call fails the call
     reply_bytes: int = 64 << 20
     request_bytes: int = 256 << 20
+    work_bytes: int = 64 << 20  # what student code may add to its working copy (and, user layer, shared folders)
     audit_hook: bool = True  # False only in the kit's attack suite, to prove the OS layers hold on their own
 
 
@@ -108,16 +110,23 @@ class Sandbox:
         limits: Limits = Limits(),
         hangs: Hangs | None = None,
         isolation: Level | None = None,
+        *,
+        ignored: Mapping[str, str] | None = None,
         torch: bool | None = None,
         cpus: tuple[int, ...] | None = None,
     ) -> None:
-        """``torch``: whether the code graded here uses torch (False: a numpy-only fork server will do; None:
-        any). ``cpus``: the CPUs its children may run on (None: any)."""
+        """``submission`` is the grader's copy of a hand-in (:mod:`autograder.intake`); ``ignored`` maps what the
+        intake left out of it (``"softmax.py"``) to what that was (``"link"``). ``torch``: whether the code graded
+        here uses torch (False: a numpy-only fork server will do; None: any); when True the child imports torch
+        before any student code (no native library loads afterwards). ``cpus``: the CPUs its children may run on
+        (None: any)."""
         self.submission = Path(submission).resolve()
         self.torch, self.cpus = torch, cpus
         self.limits = limits
         self.hangs = hangs if hangs is not None else Hangs()
         self.isolation = isolation if isolation is not None else choose()
+        self.ignored: dict[str, str] = dict(ignored or {})
+        self._staged: Path | None = None  # this sandbox's copy of ``submission``, each child's working copy's source
         self._child: launcher.Child | None = None
         self._imported: set[str] = set()
         self._import_failures: dict[str, out.ImportFailed] = {}
@@ -143,6 +152,9 @@ class Sandbox:
 
     def close(self) -> None:
         self._stop()
+        if self._staged is not None:
+            launcher.unstage(self._staged)
+            self._staged = None
 
     def __enter__(self) -> Sandbox:
         return self
@@ -156,6 +168,9 @@ class Sandbox:
             return self.hangs.called[key]
         if self.spent_s >= self.limits.step_budget_s:
             return out.Skipped(out.BUDGET_SPENT, seconds=round(self.spent_s, 1))
+        if not self.torch and any(isinstance(a, AsTorch) for a in (*args, *kwargs.values())):
+            self.torch = True  # torch loads before student code: the next child imports it first
+            self._stop()
         failed = self._ensure_imported(module)
         if failed is not None:
             return failed
@@ -171,6 +186,11 @@ class Sandbox:
     def _ensure_imported(self, module: str) -> out.ImportFailed | None:
         if module in self._import_failures:
             return self._import_failures[module]
+        left_out = self.ignored.get(f"{module}.py")
+        if left_out is not None:  # the intake left the file out: nothing to import, and the student is told why
+            failed = out.ImportFailed(module, out.NotTakenIn(f"{module}.py", left_out))
+            self._import_failures[module] = failed
+            return failed
         if module in self._imported and self._child is not None:
             return None
         outcome = self._timed({"kind": "import", "module": module}, (), {}, self.limits.import_timeout_s)
@@ -194,8 +214,12 @@ class Sandbox:
 
     # -- child lifecycle --------------------------------------------------
     def _start(self) -> None:
-        limits = asdict(self.limits) | {"hung": sorted(self.hangs.inside)}
-        self._child = launcher.start(self.submission, self.isolation, limits, self.torch, self.cpus)
+        limits = asdict(self.limits) | {"hung": sorted(self.hangs.inside), "torch": bool(self.torch)}
+        if self._staged is None:
+            self._staged = launcher.stage(self.submission)
+        self._child = launcher.start(
+            self._staged, self.isolation, limits, self.torch, self.cpus, work_bytes=self.limits.work_bytes
+        )
         self._imported = set()
         self._torch_ready = False
 
@@ -212,6 +236,8 @@ class Sandbox:
             return out.Refused("the grading process ended unexpectedly (its exit status is lost)")
         if ended.error is not None:  # the keeper's own report: the child was never confined, no student code ran
             return out.Refused(ended.error, isolation=True)
+        if ended.exceeded is not None:
+            return out.WroteTooMuch(ended.exceeded)
         if os.WIFSIGNALED(ended.status):
             number = os.WTERMSIG(ended.status)
             try:

@@ -1,10 +1,9 @@
 """The scrubbed environment and the fixed paths of a sandboxed child (a leaf: standard library only).
 
-Inside the namespaces layer the child sees its working copy at :data:`HOME`,
-a private empty ``/tmp``, and the kit's ``autograder`` package (public graders
-and snapshots only) under :data:`PACKAGE_PARENT`; the fork server finds the
-working copies under :data:`WORKS`, which each child hides again before any
-student code runs.
+Inside the namespaces layer the child sees its working copy at :data:`HOME`
+(a tmpfs of its own, filled by the student process from a descriptor of the
+grader's copy before any student code runs), a private empty ``/tmp``, and
+the public part of the kit's ``autograder`` package under :data:`PACKAGE_PARENT`.
 """
 
 from __future__ import annotations
@@ -15,8 +14,18 @@ HOME = "/sandbox"  # the working copy, inside the namespaces layer
 TMP = "/tmp"
 PRIVATE = (TMP, "/dev/shm")  # writable, and private to each child, in the namespaces layer
 PACKAGE_PARENT = "/opt/attnlab"  # holds only the autograder package
-WORKS = "/var/attnlab/works"  # the fork server's view of every working copy (hidden from each child)
 KEPT_VARIABLES = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")  # older OpenBLAS crashes without them
+NOT_COPIED_FOLDERS = ("reports",)  # the timing report is read by the grader, never by student code
+NOT_COPIED_SUFFIXES = (".pyc",)
+MAX_COPIED_FILE_BYTES = 8 << 20  # a larger file of the hand-in stays out of the child's working copy
+
+
+def left_out_of_copy(parts: tuple[str, ...], entry: object) -> bool:
+    """Whether a name of the grader's copy stays out of a child's working copy (``entry``: its
+    :class:`autograder.safefs.Entry`)."""
+    if getattr(entry, "folder", False):
+        return len(parts) == 1 and parts[0] in NOT_COPIED_FOLDERS
+    return parts[-1].endswith(NOT_COPIED_SUFFIXES) or getattr(entry, "size", 0) > MAX_COPIED_FILE_BYTES
 
 
 def child_env(home: str, tmp: str | None = None) -> dict[str, str]:

@@ -86,22 +86,18 @@ def namespaces_spec() -> dict:
     """What a confined child of the fork server is made with (the namespaces layer)."""
     root = running_as_root()
     return {
-        "confine": {"userns": not root, "name": "selftest"},
+        "confine": {"userns": not root, "work_bytes": 1 << 20},
         "uid": NOBODY if root else None,
         "gid": NOBODY if root else None,
         "checked": True,
     }
 
 
-def zygote_bwrap(inner: list[str], works: str) -> list[str]:
-    """The bubblewrap command of the namespaces layer's fork server (working copies under ``works``)."""
-    root = running_as_root()
+def zygote_bwrap(inner: list[str]) -> list[str]:
+    """The bubblewrap command of the namespaces layer's fork server (it writes nothing; each child it forks mounts
+    its own working copy)."""
     return bwrap.command(
-        inner,
-        writable=(works, environment.WORKS),
-        privileged=root,
-        capabilities=bwrap.ZYGOTE_CAPABILITIES,
-        chdir="/",
+        inner, work_bytes=None, privileged=running_as_root(), capabilities=bwrap.ZYGOTE_CAPABILITIES, chdir="/"
     )
 
 
@@ -110,23 +106,20 @@ def _probe_namespaces() -> tuple[bool, str]:
         return False, f"bubblewrap needs Linux (this is {sys.platform})"
     if bwrap.executable() is None:
         return False, "bubblewrap (bwrap) is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
-    import tempfile
-
-    with tempfile.TemporaryDirectory(prefix="attnlab-probe-") as works:
-        inner = isolated.command(
-            "autograder.sandbox.keeper", "selftest", json.dumps(namespaces_spec()), root=environment.PACKAGE_PARENT
+    inner = isolated.command(
+        "autograder.sandbox.keeper", "selftest", json.dumps(namespaces_spec()), root=environment.PACKAGE_PARENT
+    )
+    try:
+        done = subprocess.run(
+            zygote_bwrap(inner),
+            env=environment.child_env("/"),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=PROBE_TIMEOUT_S,
         )
-        try:
-            done = subprocess.run(
-                zygote_bwrap(inner, works),
-                env=environment.child_env("/"),
-                stdin=subprocess.DEVNULL,
-                capture_output=True,
-                text=True,
-                timeout=PROBE_TIMEOUT_S,
-            )
-        except (OSError, subprocess.TimeoutExpired) as error:
-            return False, f"bubblewrap could not be started ({error})"
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return False, f"bubblewrap could not be started ({error})"
     answer = done.stdout.strip().splitlines()[-1:] or done.stderr.strip().splitlines()[-1:] or ["no answer"]
     if done.returncode == 0 and answer == ["ok"]:
         mode = "as root, privileged; student code runs as uid 65534" if running_as_root() else "in a user namespace"
@@ -154,6 +147,25 @@ def readable_by_others(path: os.PathLike | str) -> bool:
         return _closed_folder(os.path.dirname(os.path.realpath(path))) is None and bool(os.stat(path).st_mode & 0o004)
     except OSError:
         return False
+
+
+READABLE_SUBMISSIONS = (
+    "{path} is readable by other users, so at the user layer (student code runs as another uid, without "
+    "namespaces) one student's code could read a classmate's hand-in: grade with --private-copies (every hand-in "
+    "is copied into a folder only the grader can read, and {path} is closed to other users while the batch runs), "
+    "make it private (chmod -R o-rwx {path}), or refuse to grade below namespaces with --isolation namespaces"
+)
+
+
+def readable_warning(path: os.PathLike | str) -> str | None:
+    """The warning for a folder of hand-ins that other users can reach (every folder on the way open to them, the
+    folder itself readable or searchable by them), or None."""
+    try:
+        reachable = _closed_folder(os.path.dirname(os.path.realpath(path))) is None
+        open_to_others = bool(os.stat(path).st_mode & 0o005)
+    except OSError:
+        return None
+    return READABLE_SUBMISSIONS.format(path=path) if reachable and open_to_others else None
 
 
 def _probe_user() -> tuple[bool, str]:

@@ -16,15 +16,27 @@ temporary folders.
 
 Inside the fork server of the namespaces layer, each child first gets its own
 namespaces (:func:`_confine`): a new PID, mount, network, IPC and UTS namespace
-(and user namespace when not root), its own working copy bound at
-:data:`environment.HOME`, every other working copy hidden, a private ``/tmp``
-and ``/dev/shm``, and a ``/proc`` that shows only its own processes.
+(and user namespace when not root), a size-limited tmpfs of its own at
+:data:`environment.HOME`, a private ``/tmp`` and ``/dev/shm``, and a ``/proc``
+that shows only its own processes. The working copy is not mounted from the
+host at all: the student process, once it has dropped its privileges and
+before any student code runs, copies the grader's copy in through a descriptor
+the grader opened (:func:`autograder.intake.copy_from`), so the fork server
+and the child never see another student's files, and what student code writes
+is bounded by the tmpfs. In the other layers the working copy is a folder of
+the host, and the keeper stops the student process once it holds more than its
+quota (checked every :data:`QUOTA_POLL_S` seconds).
 
-The spec (JSON, from the grader) says which of that applies::
+The spec (JSON, from the grader: over the fork server's socket, or in a
+descriptor for a keeper started as its own process, never on a command line)
+says which of that applies::
 
     {"work": folder, "env": {...}, "limits": {...},
-     "confine": null | {"userns": bool, "name": working-copy folder name},
-     "uid": null | int, "gid": null | int,   # the student process drops to these (the grader runs as root)
+     "confine": null | {"userns": bool, "work_bytes": int},  # the fork server's child: own namespaces
+     "fill": bool,                          # copy the working copy in from the fourth descriptor
+     "uid": null | int, "gid": null | int,  # the student process drops to these (the grader runs as root)
+     "quota": null | int,                   # bytes the working copy (and what the uid left in "shared") may hold
+     "shared": [folder, ...],               # world-writable folders cleaned of the uid's files when it ends
      "checked": bool,                       # refuse to run student code with any capability left
      "cpus": null | [int, ...]}             # the CPUs the child may run on (null: any)
 """
@@ -34,30 +46,35 @@ from __future__ import annotations
 import json
 import os
 import select
-import shutil
 import signal
 import socket
+import stat
 import tempfile
 from typing import Any, NoReturn
 
+from autograder import intake, safefs
 from autograder.sandbox import environment, linux
 
 EXIT_SETUP_FAILED = 71  # the student process could not be confined; no student code ran
 TMP_SIZE = "size=64m"
 SHM_SIZE = "size=16m"
 POLL_S = 0.01
-SHARED_TEMPORARY = ("/tmp", "/var/tmp", "/dev/shm")  # writable by every uid
+QUOTA_POLL_S = 0.2
+MAX_COUNTED = 20_000  # names counted towards a quota; more is over it
 
 
 # -- entry points -------------------------------------------------------------------------
-def main(spec_json: str) -> int:
-    """A keeper started as its own process (``python -I``, possibly inside bubblewrap); never returns."""
-    spec = json.loads(spec_json)
-    start(spec, (spec["fds"]["request"], spec["fds"]["reply"], spec["fds"]["control"]))
+def main(spec_fd: str) -> int:
+    """A keeper started as its own process (``python -I``, possibly inside bubblewrap), its spec in the
+    descriptor ``spec_fd``; never returns."""
+    with os.fdopen(int(spec_fd), "rb") as source:
+        spec = json.loads(source.read())
+    fds = spec["fds"]
+    start(spec, tuple(fds[name] for name in ("request", "reply", "control", "source") if name in fds))
     return EXIT_SETUP_FAILED  # not reached
 
 
-def start(spec: dict[str, Any], fds: tuple[int, int, int], report_fd: int | None = None) -> NoReturn:
+def start(spec: dict[str, Any], fds: tuple[int, ...], report_fd: int | None = None) -> NoReturn:
     """Run in a fresh process (a fork of the fork server, or :func:`main`): confine if asked, then keep.
 
     ``report_fd`` receives one JSON line, ``{"pid": keeper}`` or ``{"error": ...}`` (the fork server's
@@ -86,6 +103,8 @@ def start(spec: dict[str, Any], fds: tuple[int, int, int], report_fd: int | None
     student = os.fork()
     if student == 0:
         _become_student(spec, fds)
+    if len(fds) > 3:
+        os.close(fds[3])  # the grader's copy: the student process has its own descriptor of it
     _keep(student, fds, spec)
 
 
@@ -100,10 +119,12 @@ def selftest(spec_json: str) -> int:
         try:
             _enter_namespaces(spec["confine"])
             if os.fork() == 0:  # PID 1 of the new namespace
-                _confine(spec["confine"], bind=False)
+                _confine(spec["confine"])
                 student = os.fork()
                 if student == 0:
                     _drop_privileges(spec)
+                    with open(f"{environment.HOME}/selftest", "w", encoding="ascii") as probe:
+                        probe.write("ok")  # the working copy's tmpfs is the student's to write
                     os.write(write, b"ok")
                     os._exit(0)
                 os.waitpid(student, 0)
@@ -151,15 +172,13 @@ def _enter_namespaces(confine: dict[str, Any]) -> None:
         linux.write_id_maps(uid, gid)
 
 
-def _confine(confine: dict[str, Any], bind: bool = True) -> None:
-    """In the new mount namespace (as its PID 1): only this child's working copy, a private /tmp, /dev/shm
-    and /proc."""
+def _confine(confine: dict[str, Any]) -> None:
+    """In the new mount namespace (as its PID 1): a working copy of its own (an empty tmpfs of
+    ``confine["work_bytes"]`` bytes, filled by the student process), a private /tmp, /dev/shm and /proc."""
     private = linux.MS_NOSUID | linux.MS_NODEV
     linux.mount(None, "/", None, linux.MS_REC | linux.MS_PRIVATE)
-    if bind:
-        linux.mount(f"{environment.WORKS}/{confine['name']}", environment.HOME, None, linux.MS_BIND | linux.MS_REC)
-    hide = private | linux.MS_NOEXEC | linux.MS_RDONLY
-    linux.mount("tmpfs", environment.WORKS, "tmpfs", hide, "size=4k,mode=000")
+    # mode 0777: the student uid copies its files in; the mount exists in this namespace only
+    linux.mount("tmpfs", environment.HOME, "tmpfs", private, f"size={int(confine['work_bytes'])},mode=0777")
     # A Python installed under /tmp (a CI's or a course's virtual environment) sits on the fork server's /tmp;
     # hold each such folder by descriptor, so it can be mounted again on top of the private /tmp.
     held = [(root, os.open(root, os.O_PATH | os.O_DIRECTORY)) for root in _roots_under(environment.TMP)]
@@ -180,8 +199,8 @@ def _roots_under(folder: str) -> list[str]:
     return [root for root in python_roots() if root.startswith(folder.rstrip("/") + "/") and os.path.isdir(root)]
 
 
-def _become_student(spec: dict[str, Any], fds: tuple[int, int, int]) -> NoReturn:
-    """The student process: drop privileges, check nothing is left, move into the working copy, serve.
+def _become_student(spec: dict[str, Any], fds: tuple[int, ...]) -> NoReturn:
+    """The student process: drop privileges, check nothing is left, fill and move into the working copy, serve.
 
     Never returns: whatever happens, this process ends here (it is a fork of trusted code).
     """
@@ -189,6 +208,10 @@ def _become_student(spec: dict[str, Any], fds: tuple[int, int, int]) -> NoReturn
         try:
             os.setsid()  # its own session and process group: a signal to its group never reaches the keeper
             _drop_privileges(spec)
+            if spec.get("fill"):  # as the student uid, so every file of the copy is its own
+                with safefs.opened(safefs.open_root(spec["work"])) as work:
+                    intake.copy_from(fds[3], work)
+                os.close(fds[3])
             os.chdir(spec["work"])
             os.environ.clear()
             os.environ.update(spec["env"])
@@ -224,15 +247,15 @@ def _drop_privileges(spec: dict[str, Any]) -> None:
 
 
 # -- keeping ----------------------------------------------------------------------------------------
-def _keep(student: int, fds: tuple[int, int, int], spec: dict[str, Any]) -> NoReturn:
+def _keep(student: int, fds: tuple[int, ...], spec: dict[str, Any]) -> NoReturn:
     """Wait for the student process or the grader; then end everything and report."""
     os.close(fds[0])
     os.close(fds[1])
     control = socket.socket(fileno=fds[2])
-    status = None
     try:
-        status = _wait_for(student, control)
-        control.sendall(json.dumps({"status": status}).encode() + b"\n")
+        status, exceeded = _wait_for(student, control, spec)
+        report: dict[str, Any] = {"status": status} | ({"exceeded": exceeded} if exceeded else {})
+        control.sendall(json.dumps(report).encode() + b"\n")
     except OSError:
         pass  # the grader is gone; still end everything
     finally:
@@ -241,21 +264,68 @@ def _keep(student: int, fds: tuple[int, int, int], spec: dict[str, Any]) -> NoRe
         os._exit(0)  # closes the control socket: the grader reads end-of-file once nothing is left
 
 
-def _wait_for(student: int, control: socket.socket) -> int:
-    """The student process's wait status; it is killed first if the grader shuts the control socket."""
+def _wait_for(student: int, control: socket.socket, spec: dict[str, Any]) -> tuple[int, int | None]:
+    """The student process's wait status, and the quota it passed (None: it did not); it is killed first if the
+    grader shuts the control socket or the working copy grows past its quota."""
     try:
         watch = os.pidfd_open(student)
     except (AttributeError, OSError):
         watch = None
+    quota = spec.get("quota")
+    wait = POLL_S if watch is None else QUOTA_POLL_S if quota else None
     while True:
         watched = [control] + ([watch] if watch is not None else [])
-        ready, _, _ = select.select(watched, [], [], None if watch is not None else POLL_S)
+        ready, _, _ = select.select(watched, [], [], wait)
         done, status = os.waitpid(student, os.WNOHANG)
         if done:
-            return status
+            return status, None
         if control in ready and not control.recv(64):  # the grader's shutdown: stop the student process
             os.kill(student, signal.SIGKILL)
-            return os.waitpid(student, 0)[1]
+            return os.waitpid(student, 0)[1], None
+        if quota and usage(spec["work"], spec.get("uid"), spec.get("shared", ()), quota) > quota:
+            os.kill(student, signal.SIGKILL)
+            return os.waitpid(student, 0)[1], int(quota)
+
+
+def usage(work: str, uid: int | None, shared: Any, limit: int) -> int:
+    """Bytes on disk of the working copy and, for a uid of the sandbox's own, of what it owns in the shared
+    folders; counting stops past ``limit`` (or past :data:`MAX_COUNTED` names, which counts as past it)."""
+    pending = [work] + [
+        entry.path for folder in (shared if uid is not None else ()) for entry in _owned(folder, int(uid))
+    ]
+    total = names = 0
+    while pending and total <= limit:
+        path = pending.pop()
+        try:
+            info = os.lstat(path)
+        except OSError:
+            continue
+        names += 1
+        if names > MAX_COUNTED:
+            return limit + 1
+        total += info.st_blocks * 512
+        if stat.S_ISDIR(info.st_mode):
+            try:
+                pending += [entry.path for entry in os.scandir(path)]
+            except OSError:
+                pass
+    return total
+
+
+def _owned(folder: str, uid: int) -> list[os.DirEntry]:
+    """The entries of ``folder`` owned by ``uid``."""
+    try:
+        with os.scandir(folder) as entries:
+            return [entry for entry in entries if _owner(entry) == uid]
+    except OSError:
+        return []
+
+
+def _owner(entry: os.DirEntry) -> int | None:
+    try:
+        return entry.stat(follow_symlinks=False).st_uid
+    except OSError:
+        return None
 
 
 def _end_all() -> None:
@@ -279,27 +349,21 @@ def _end_all() -> None:
 
 
 def _remove_leftovers(spec: dict[str, Any]) -> None:
-    """The user layer: what the sandbox's own uid left in the shared temporary folders goes with it (that uid is
-    this sandbox's alone, so everything it owns there is the child's)."""
+    """The user layer: what the sandbox's own uid left in any world-writable folder of the machine (``shared``:
+    every one, found when the fork server started) goes with it (that uid is this sandbox's alone, so everything
+    it owns there is the child's)."""
     uid = spec.get("uid")
     if uid is None or spec.get("confine") or uid == 0:
         return
-    for folder in SHARED_TEMPORARY:
-        try:
-            entries = os.scandir(folder)
-        except OSError:
-            continue
-        with entries:
-            for entry in entries:
-                try:
-                    if entry.stat(follow_symlinks=False).st_uid != uid:
-                        continue
-                    if entry.is_dir(follow_symlinks=False):
-                        shutil.rmtree(entry.path, ignore_errors=True)
-                    else:
-                        os.unlink(entry.path)
-                except OSError:
-                    pass
+    for folder in spec.get("shared", ()):
+        for entry in _owned(folder, int(uid)):
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    safefs.remove_tree(entry.path)
+                else:
+                    os.unlink(entry.path)
+            except OSError:
+                pass
 
 
 def _children() -> list[int]:

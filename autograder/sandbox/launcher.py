@@ -1,13 +1,16 @@
 """Start one sandbox child at an isolation level, and end it so that nothing of it is left.
 
-A child is its working copy (a fresh copy of the submission, the only place it
-may write), its keeper (:mod:`autograder.sandbox.keeper`) and the student
-process the keeper watches. It is forked by the fork server of its level
-(:mod:`autograder.sandbox.zygote`) or, without one, started as a fresh
+A child is its working copy (a fresh copy of the grader's copy of the hand-in,
+the only place it may write), its keeper (:mod:`autograder.sandbox.keeper`) and
+the student process the keeper watches. It is forked by the fork server of its
+level (:mod:`autograder.sandbox.zygote`) or, without one, started as a fresh
 ``python -I`` (inside bubblewrap in the namespaces layer). Three descriptors
 connect it to the grader: the request pipe, the reply pipe and the keeper's
 control socket, on which the keeper reports how the student process ended and
-then closes once every process of the child is gone.
+then closes once every process of the child is gone. In the namespaces layer a
+fourth, a descriptor of the grader's copy, lets the student process fill its own
+size-limited working copy; elsewhere the copy is made here, closed to every
+other uid, and the keeper holds it to a quota.
 """
 
 from __future__ import annotations
@@ -16,7 +19,6 @@ import itertools
 import json
 import os
 import select
-import shutil
 import socket
 import subprocess
 import tempfile
@@ -25,28 +27,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from autograder import isolated
-from autograder.sandbox import bwrap, environment, isolation, zygote
+from autograder import intake, isolated, safefs
+from autograder.sandbox import bwrap, environment, isolation, writable, zygote
 from autograder.sandbox.isolation import Level
 
-COPY_IGNORE = shutil.ignore_patterns("__pycache__", ".ipynb_checkpoints", ".git", "reports", "*.pyc")
-MAX_COPIED_FILE_BYTES = 8 << 20
 USER_UID_BASE = 1 << 31  # the user layer's student uids: one per sandbox, never a real account's
 STOP_WAIT_S = 1.0  # for a child to end after its request pipe closed
 KILL_WAIT_S = 5.0  # for a keeper to end everything after it was told to
 _sequence = itertools.count()
-
-
-def _copy_submission(folder: Path, into: Path) -> None:
-    def ignore(directory: str, names: list[str]) -> set[str]:
-        skipped = set(COPY_IGNORE(directory, names))
-        for name in names:
-            path = Path(directory) / name
-            if path.is_file() and not path.is_symlink() and path.stat().st_size > MAX_COPIED_FILE_BYTES:
-                skipped.add(name)
-        return skipped
-
-    shutil.copytree(folder, into, symlinks=True, ignore=ignore, dirs_exist_ok=True)
 
 
 def _give(folder: Path, uid: int, gid: int) -> None:
@@ -73,6 +61,7 @@ class Ended:
 
     status: int | None = None
     error: str | None = None
+    exceeded: int | None = None  # the quota of bytes its working copy passed, when the keeper stopped it for that
 
 
 class Child:
@@ -87,7 +76,7 @@ class Child:
         keeper: int | None,
         server: zygote.Zygote | None,
         process: subprocess.Popen | None,
-        remove: Path,
+        remove: Path | None,
     ) -> None:
         self.folder, self.replies, self.control, self._remove = folder, replies, control, remove
         self.requests = os.fdopen(requests, "wb")
@@ -146,7 +135,8 @@ class Child:
                 pass
         if self._process is not None:
             self._process.wait()
-        shutil.rmtree(self._remove, ignore_errors=True)
+        if self._remove is not None:
+            safefs.remove_tree(self._remove)
 
     def _wait_eof(self, seconds: float) -> None:
         deadline = time.monotonic() + seconds
@@ -160,8 +150,36 @@ def _parse_report(line: bytes) -> Ended:
     except ValueError:
         return Ended(error="the child's keeper sent an unreadable report")
     if isinstance(report, dict) and isinstance(report.get("status"), int):
-        return Ended(status=report["status"])
+        exceeded = report.get("exceeded")
+        return Ended(status=report["status"], exceeded=exceeded if isinstance(exceeded, int) else None)
     return Ended(error=str(report.get("error") if isinstance(report, dict) else report)[:500])
+
+
+def stage(submission: Path) -> Path:
+    """A copy of ``submission`` by the intake's rules (regular files and folders only, never through a link,
+    bounded), without what no child needs (:func:`environment.left_out_of_copy`): the source of every working copy
+    of one sandbox. It sits in a folder only this process's user can enter; inside, it is readable by the student
+    uid, which in the namespaces layer copies it in through a descriptor.
+
+    Raises:
+        OSError: it could not be made (``intake.HandInRefused`` for a folder past the intake's limits included).
+    """
+    holder = Path(tempfile.mkdtemp(prefix="attnlab-stage-"))
+    staged = holder / "copy"
+    try:
+        intake.copy_tree(submission, staged, environment.left_out_of_copy)
+        staged.chmod(0o755)
+    except intake.HandInRefused as error:
+        safefs.remove_tree(holder)
+        raise OSError(f"the working copy could not be made ({error})") from None
+    except BaseException:
+        safefs.remove_tree(holder)
+        raise
+    return staged
+
+
+def unstage(staged: Path) -> None:
+    safefs.remove_tree(staged.parent)
 
 
 def start(
@@ -170,15 +188,25 @@ def start(
     limits: dict[str, Any],
     torch: bool | None = None,
     cpus: tuple[int, ...] | None = None,
+    work_bytes: int = 64 << 20,
 ) -> Child:
-    """A new child for ``submission`` at ``level``, serving requests with ``limits`` (on ``cpus`` only, if given).
+    """A new child for ``submission`` (a copy made by :func:`stage`) at ``level``, serving requests with
+    ``limits`` (on ``cpus`` only, if given); its working copy may hold ``work_bytes`` more than ``submission``'s
+    files.
 
     Raises:
         OSError: the child could not be started at all.
     """
     server = zygote.shared(level, torch)
     uid, gid = student_ids(level)
-    if server is not None:
+    inside = level == Level.NAMESPACES
+    size = _size(submission) + int(work_bytes)
+    source: int | None = None
+    folder: Path | None = None
+    remove: Path | None = None
+    if inside:  # the student process fills its own tmpfs from this descriptor
+        source = safefs.open_root(submission)
+    elif server is not None:
         folder = remove = server.workspace()
     else:
         remove = Path(tempfile.mkdtemp(prefix="attnlab-sandbox-"))
@@ -186,25 +214,32 @@ def start(
             remove.chmod(0o711)  # the student uid reaches its own copy, never lists the folder
         folder = remove / "work"
         folder.mkdir(mode=0o700)
-    _copy_submission(submission, folder)
-    folder.chmod(0o700)  # copytree copied the submission folder's own mode
-    if uid is not None:
-        _give(folder, uid, gid)
-    inside = level == Level.NAMESPACES
+    if folder is not None:
+        try:
+            intake.copy_tree(submission, folder)
+        except (OSError, intake.HandInRefused) as error:
+            safefs.remove_tree(remove)
+            raise OSError(f"the working copy could not be made ({error})") from None
+        folder.chmod(0o700)
+        if uid is not None:
+            _give(folder, uid, gid)
     spec: dict[str, Any] = {
         "work": environment.HOME if inside else str(folder),
         "env": environment.child_env(environment.HOME, environment.TMP) if inside else environment.child_env(folder),
         "limits": limits | {"writable": list(environment.PRIVATE if inside else ())},
-        "confine": {"userns": not isolation.running_as_root(), "name": folder.name} if inside and server else None,
+        "confine": {"userns": not isolation.running_as_root(), "work_bytes": size} if inside and server else None,
+        "fill": inside,
         "uid": uid,
         "gid": gid,
+        "quota": None if inside else size,
+        "shared": list(writable.world_writable()) if level == Level.USER else [],
         "checked": level > Level.HOOK,
         "cpus": sorted(cpus) if cpus else None,
     }
     request_read, request_write = os.pipe()
     reply_read, reply_write = os.pipe()
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-    fds = (request_read, reply_write, theirs.fileno())
+    fds = (request_read, reply_write, theirs.fileno(), *(() if source is None else (source,)))
     keeper = process = None
     try:
         if server is not None:
@@ -214,40 +249,73 @@ def start(
                 server = None  # started directly instead; the next sandbox starts a fresh fork server
                 spec["confine"] = None
         if server is None:
-            process = _start_directly(spec, fds, folder, level)
+            process = _start_directly(spec, fds, folder, level, size)
     except BaseException:
         for fd in (request_write, reply_read):
             os.close(fd)
         ours.close()
         raise
     finally:
-        os.close(request_read)
-        os.close(reply_write)
+        for fd in (request_read, reply_write, *(() if source is None else (source,))):
+            os.close(fd)
         theirs.close()
     return Child(folder, request_write, reply_read, ours, keeper, server, process, remove)
 
 
-def _start_directly(spec: dict[str, Any], fds: tuple[int, int, int], folder: Path, level: Level) -> subprocess.Popen:
+def _size(folder: Path) -> int:
+    """Bytes of the regular files under the grader's copy ``folder`` (a tmpfs for it holds them and more)."""
+    total = 0
+    for parent, _, files in os.walk(folder):
+        for name in files:
+            try:
+                total += os.lstat(os.path.join(parent, name)).st_size
+            except OSError:
+                pass
+    return total
+
+
+def _spec_descriptor(spec: dict[str, Any]) -> int:
+    """A descriptor holding ``spec`` as JSON, for a keeper started as its own process: never its command line,
+    which every process of the machine may read in ``/proc``."""
+    data = json.dumps(spec).encode()
+    if hasattr(os, "memfd_create"):
+        fd = os.memfd_create("attnlab-spec", 0)
+        os.write(fd, data)
+        os.lseek(fd, 0, os.SEEK_SET)
+        return fd
+    read, write = os.pipe()
+    os.write(write, data)  # a spec is a few kilobytes: within a pipe's buffer
+    os.close(write)
+    return read
+
+
+def _start_directly(
+    spec: dict[str, Any], fds: tuple[int, ...], folder: Path | None, level: Level, size: int
+) -> subprocess.Popen:
     """A fresh ``python -I`` keeper (inside bubblewrap in the namespaces layer) for ``spec``."""
-    spec = spec | {"fds": {"request": fds[0], "reply": fds[1], "control": fds[2]}}
-    if level == Level.NAMESPACES:
-        inner = isolated.command("autograder.sandbox.keeper", "main", json.dumps(spec), root=environment.PACKAGE_PARENT)
-        command = bwrap.command(
-            inner,
-            writable=(str(folder), environment.HOME),
-            privileged=isolation.running_as_root(),
-            capabilities=bwrap.CHILD_CAPABILITIES,
-            chdir="/",  # the student process moves in itself: as root the keeper may not enter a student's folder
+    names = ("request", "reply", "control", "source")
+    spec_fd = _spec_descriptor(spec | {"fds": dict(zip(names, fds))})
+    try:
+        if level == Level.NAMESPACES:
+            inner = isolated.command("autograder.sandbox.keeper", "main", str(spec_fd), root=environment.PACKAGE_PARENT)
+            command = bwrap.command(
+                inner,
+                work_bytes=size,
+                privileged=isolation.running_as_root(),
+                capabilities=bwrap.CHILD_CAPABILITIES,
+                chdir="/",  # the student process moves in itself
+            )
+        else:
+            command = isolated.command("autograder.sandbox.keeper", "main", str(spec_fd))
+        return subprocess.Popen(
+            command,
+            cwd=folder if folder is not None else "/",
+            env=spec["env"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            pass_fds=(*fds, spec_fd),
+            start_new_session=True,
         )
-    else:
-        command = isolated.command("autograder.sandbox.keeper", "main", json.dumps(spec))
-    return subprocess.Popen(
-        command,
-        cwd=folder,
-        env=spec["env"],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        pass_fds=fds,
-        start_new_session=True,
-    )
+    finally:
+        os.close(spec_fd)

@@ -145,6 +145,25 @@ class Skipped(_Escaped):
 
 
 @dataclass(frozen=True)
+class NotTakenIn(_Escaped):
+    """The file the call needs (``file``, e.g. ``softmax.py``) was left out of the hand-in by the intake: it is a
+    ``what`` (``"link"``, ``"fifo"``, ``"device"``, ``"socket"``, ``"other"``), and no link is ever followed."""
+
+    file: str
+    what: str
+    output: str = field(default="", repr=False)
+
+
+@dataclass(frozen=True)
+class WroteTooMuch(_Escaped):
+    """The child wrote more than ``limit_bytes`` into its working copy (and the shared temporary folders) and was
+    stopped: a working copy is bounded so that no student spends another's disk."""
+
+    limit_bytes: int
+    output: str = field(default="", repr=False)
+
+
+@dataclass(frozen=True)
 class ImportFailed(_Escaped):
     """Importing ``module`` (the student's ``module.py``) failed with ``cause``, so nothing in it could run."""
 
@@ -153,7 +172,20 @@ class ImportFailed(_Escaped):
     output: str = field(default="", repr=False)
 
 
-Failure = Raised | TimedOut | Crashed | Exited | Refused | TooLarge | TooMuchOutput | Malformed | Skipped | ImportFailed
+Failure = (
+    Raised
+    | TimedOut
+    | Crashed
+    | Exited
+    | Refused
+    | TooLarge
+    | TooMuchOutput
+    | Malformed
+    | Skipped
+    | NotTakenIn
+    | WroteTooMuch
+    | ImportFailed
+)
 Outcome = Returned | Failure
 KINDS: dict[type, str] = {
     Returned: "returned",
@@ -166,6 +198,8 @@ KINDS: dict[type, str] = {
     TooMuchOutput: "too_much_output",
     Malformed: "malformed",
     Skipped: "skipped",
+    NotTakenIn: "not_taken_in",
+    WroteTooMuch: "wrote_too_much",
     ImportFailed: "import_failed",
 }
 

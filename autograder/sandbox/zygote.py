@@ -31,7 +31,6 @@ import gc
 import json
 import os
 import selectors
-import shutil
 import signal
 import socket
 import subprocess
@@ -39,8 +38,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from autograder import isolated
-from autograder.sandbox import environment, isolation
+from autograder import isolated, safefs
+from autograder.sandbox import environment, isolation, writable
 from autograder.sandbox.isolation import Level
 
 ENV_SWITCH = "ATTNLAB_FORKSERVER"  # "0" turns the fork server off (each child is a fresh python -I)
@@ -112,7 +111,7 @@ def _spawn(spec: dict, fds: list[int], channels: selectors.BaseSelector, keepers
         for key in list(channels.get_map().values()):
             key.fileobj.close()  # type: ignore[union-attr]
         channels.close()
-        keeper.start(spec, (fds[0], fds[1], fds[2]), report_fd=report_write)
+        keeper.start(spec, tuple(fds), report_fd=report_write)
     os.close(report_write)
     for fd in fds:
         os.close(fd)
@@ -146,18 +145,19 @@ class Zygote:
     def __init__(self, level: Level, preload: tuple[str, ...] = PRELOAD + PRELOAD_TORCH, start_timeout_s: float = 60.0):
         self.level, self.preload, self.start_timeout_s = level, preload, start_timeout_s
         self.home = Path(tempfile.mkdtemp(prefix="attnlab-zygote-"))
-        self.works = self.home / "works"
+        self.works = self.home / "works"  # the user and hook layers' working copies (namespaces: a tmpfs each)
         self.works.mkdir(mode=0o700)
         if level == Level.USER:  # student uids must reach their own copy, never list the others
             self.home.chmod(0o711)
             self.works.chmod(0o711)
+            writable.warm_up()  # every world-writable folder, found while the server imports
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         root = environment.PACKAGE_PARENT if level == Level.NAMESPACES else isolated.PACKAGE_ROOT
         command = isolated.command(
             "autograder.sandbox.zygote", "serve", str(theirs.fileno()), ",".join(preload), root=root
         )
         if level == Level.NAMESPACES:
-            command = isolation.zygote_bwrap(command, str(self.works))
+            command = isolation.zygote_bwrap(command)
         self._proc = subprocess.Popen(
             command,
             cwd=self.home,
@@ -248,7 +248,7 @@ class Zygote:
             except (ProcessLookupError, PermissionError):
                 pass
             self._proc.wait()
-        shutil.rmtree(self.home, ignore_errors=True)
+        safefs.remove_tree(self.home)
 
 
 _shared: dict[tuple[Level, bool], Zygote] = {}  # (level, preloads torch) -> this process's fork server

@@ -27,6 +27,7 @@ from typing import Any
 from autograder import isolated
 from autograder.report import serialize
 from autograder.report.model import GradeReport
+from autograder.text import clean
 from autograder.warm.address import WarmUnavailable, enabled, private_folder, socket_path
 
 START_TIMEOUT_S = 60.0
@@ -55,7 +56,15 @@ class GraderFailed:
     detail: str
 
 
-Outcome = Graded | Overran | GraderFailed
+@dataclass(frozen=True)
+class NotTakenIn:
+    """The hand-in was not graded for the student's reason (no lab files, past an intake limit): ``reason`` is the
+    sentence the student reads."""
+
+    reason: str
+
+
+Outcome = Graded | Overran | GraderFailed | NotTakenIn
 
 
 def grade(
@@ -105,14 +114,18 @@ def stop(handler: str, scope: Path | None = None) -> bool:
 
 
 def outcome_of(reply: Any) -> Outcome:
-    """The outcome of a worker's reply ``{"report": ...}`` or ``{"error": ...}``."""
+    """The outcome of a worker's reply ``{"report": ...}``, ``{"refused": sentence}`` or ``{"error": ...}`` (every
+    text escaped: it can name the student's files)."""
     if isinstance(reply, dict) and "report" in reply:
         try:
             return Graded(serialize.report_from_dict(reply["report"]))
         except serialize.FormatError:
             return GraderFailed("its report was unreadable")
+    if isinstance(reply, dict) and isinstance(reply.get("refused"), str):
+        return NotTakenIn(clean(reply["refused"], 1000))
     error = reply.get("error") if isinstance(reply, dict) else None
-    return GraderFailed(str(error or "it gave no report").strip().splitlines()[-1][:300])
+    lines = str(error or "it gave no report").strip().splitlines() or ["it gave no report"]
+    return GraderFailed(clean(lines[-1], 300))
 
 
 # -- the warm server -------------------------------------------------------------------------
@@ -223,7 +236,7 @@ def _fresh(handler: str, request: dict, deadline_s: float, stop_grace_s: float) 
         reply = json.loads(out)
     except ValueError:
         lines = err.decode("utf-8", "replace").strip().splitlines() or [f"exit status {process.returncode}"]
-        return GraderFailed(lines[-1][:300] if process.returncode else "its report was unreadable")
+        return GraderFailed(clean(lines[-1], 300) if process.returncode else "its report was unreadable")
     return outcome_of(reply)
 
 

@@ -175,9 +175,10 @@ def _work(connection: socket.socket, module: ModuleType, request: dict) -> None:
 
 
 def graded(module: ModuleType, request: dict) -> dict[str, Any]:
-    """``{"report": <report document>}``, or ``{"error": <the graders' failure>}``: the handler's ``prepare(request)``
-    (if it has one), then the engine on its ``options(request)``."""
-    from autograder import engine
+    """``{"report": <report document>}``, ``{"refused": <why the hand-in was not graded>}`` (the student's reason),
+    or ``{"error": <the graders' failure>}``: the handler's ``prepare(request)`` (if it has one), then the engine on
+    its ``options(request)``."""
+    from autograder import engine, messages
     from autograder.report import serialize
 
     sink = io.StringIO()
@@ -186,6 +187,8 @@ def graded(module: ModuleType, request: dict) -> dict[str, Any]:
             if hasattr(module, "prepare"):  # e.g. the feedback's language
                 module.prepare(request)
             report = engine.grade(module.options(request))
+    except engine.HandInRefused as refused:
+        return {"refused": messages.hand_in_refused(refused)}
     except (
         engine.GradingError,
         engine.IsolationRefused,
@@ -200,8 +203,8 @@ def graded(module: ModuleType, request: dict) -> dict[str, Any]:
 
 
 def grade_once(handler: str) -> int:
-    """A fresh grader process: grade the request on standard input, print the reply as JSON; exit 0, or 3 when the
-    graders failed."""
+    """A fresh grader process: grade the request on standard input, print the reply as JSON; exit 0 (a refused
+    hand-in included), or 3 when the graders failed."""
     reply = graded(importlib.import_module(handler), json.loads(sys.stdin.buffer.read()))
     print(json.dumps(reply))
     return EXIT_INTERNAL if "error" in reply else 0

@@ -145,6 +145,67 @@ def _other_copies():
     return readable
 
 
+def _instructor_module():
+    """The nbgrader course writer (its notebook source holds the model answers): not part of the student wheel."""
+    import autograder
+
+    folder = os.path.dirname(autograder.__file__)
+    return _cat(os.path.join(folder, "nbgrader_course", "notebook.py"))[:20]
+
+
+def _in_a_thread(function):
+    import threading
+
+    found = []
+
+    def target():
+        try:
+            found.append(("ok", function()))
+        except BaseException as error:
+            found.append(("error", error))
+
+    thread = threading.Thread(target=target)
+    thread.start()
+    thread.join()
+    kind, value = found[0]
+    if kind == "error":
+        raise value
+    return value
+
+
+def _compiled_elsewhere(path):
+    """libc's open and read from code compiled under a file name outside the working copy (no student frame)."""
+    namespace = {"path": path}
+    source = (
+        "import ctypes\n"
+        "libc = ctypes.CDLL(None)\n"
+        "fd = libc.open(path.encode(), 0)\n"
+        "buffer = ctypes.create_string_buffer(200)\n"
+        "libc.read(fd, buffer, 200)\n"
+        "value = buffer.value.decode(errors='replace')\n"
+    )
+    exec(compile(source, "/usr/lib/python3/dist-packages/innocent.py", "exec"), namespace)
+    return _nonempty(namespace["value"])
+
+
+def _hook_state(path):
+    """Reach the audit hook's own frames through a refusal's traceback and change what they hold."""
+    try:
+        _cat(path)
+    except PermissionError as error:
+        tb = error.__traceback__
+        while tb is not None:
+            for value in list(tb.tb_frame.f_locals.values()):
+                if hasattr(value, "on"):
+                    value.on = True  # a re-entrancy flag
+                if type(value).__name__ == "function" and getattr(value, "__defaults__", None):
+                    value.__defaults__ = tuple(None for _ in value.__defaults__)
+                for cell in getattr(value, "__closure__", None) or ():
+                    cell.cell_contents = None
+            tb = tb.tb_next
+    return _cat(path)
+
+
 def run(targets, x=None):
     for label, path in targets["secrets"].items():
         attempt(f"open_{label}", lambda path=path: _cat(path))
@@ -164,4 +225,9 @@ def run(targets, x=None):
     attempt("cmdline", lambda: _grader("cmdline"))
     attempt("scan_env", lambda: _scan_environ(targets["token"]))
     attempt("copies", _other_copies)
+    attempt("instructor", _instructor_module)
+    attempt("thread_libc", lambda: _in_a_thread(lambda: _libc(hidden)))
+    attempt("exec_libc", lambda: _compiled_elsewhere(hidden))
+    attempt("thread_exec", lambda: _in_a_thread(lambda: _compiled_elsewhere(hidden)))
+    attempt("hook_state", lambda: _hook_state(hidden))
     return summary()

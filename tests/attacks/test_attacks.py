@@ -39,14 +39,16 @@ from autograder.sandbox.isolation import Level
 from tests import kit, layers
 
 HERE = Path(__file__).parent
-ATTACKS = ("readers", "writers", "processes", "replies")
+ATTACKS = ("readers", "writers", "processes", "replies", "fillers")
 # attempts that may succeed without harm: what they return is checked (no token, nothing found) and what they
 # did is checked on the host (nothing written there, nothing left running)
 HARMLESS_OK = {
     "readers": {"copies": "0", "scan_env": "0", "environ": None, "cmdline": None},
-    "writers": {"tmp": None, "shm": None, "warm": "0"},
+    # the shared folders: private to the child (namespaces), or cleaned of what its uid left (user); checked below
+    "writers": {"tmp": None, "shm": None, "warm": "0", "ww_run_lock": None, "ww_var_tmp": None, "ww_dev_mqueue": None},
     "processes": None,  # starting processes inside the sandbox is allowed; none may survive, nothing may stop
     "replies": None,
+    "fillers": {},  # no fill may finish: the working copy and /tmp are bounded (the write fails, or the child ends)
 }
 SOFTMAX = """import _targets
 from _attack import run
@@ -147,6 +149,19 @@ def _snapshot(paths: list[Path]) -> dict[str, str]:
             digest = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else ""
             found[str(path)] = f"{oct(info.st_mode)} {digest}"
     return found
+
+
+def _listing(folder: str) -> list[str]:
+    try:
+        return os.listdir(folder)
+    except OSError:
+        return []
+
+
+def _instructor_readable() -> bool:
+    from autograder.kit import PACKAGE
+
+    return isolation.readable_by_others(PACKAGE / "nbgrader_course" / "notebook.py")
 
 
 def _site_folders() -> list[Path]:
@@ -270,11 +285,15 @@ def test_the_attack_gains_nothing_and_leaves_nothing(
     if attack == "replies":
         unreadable = {m.partition("cannot read")[2][:60] for m in messages if "cannot read" in m}
         assert len(unreadable) >= 3, messages
+    elif attack == "fillers":  # the tmpfs fills up (the write fails), or the keeper stops the child at its quota
+        assert any("ATTACK" in m or "wrote more than" in m for m in messages), messages
     else:
         assert any("ATTACK" in m for m in messages), f"the attack did not run: {messages}"
 
     # every attempt failed, or did something harmless
     allowed = HARMLESS_OK[attack]
+    if attack == "readers" and setting.level == Level.USER and _instructor_readable():
+        allowed = {**allowed, "instructor": None}  # the threat table's "files readable by every user"
     for name, result in _attempts(messages).items():
         if result.startswith("ok:") and allowed is not None:
             assert name in allowed, f"{name} worked: {result}"
@@ -283,7 +302,8 @@ def test_the_attack_gains_nothing_and_leaves_nothing(
     # nothing outside the working copy changed; nothing left running
     assert _snapshot(stage.watched()) == before, "a file outside the working copy changed"
     assert {str(p): sorted(os.listdir(p)) for p in _site_folders() if p.is_dir()} == sites, "site-packages changed"
-    assert not Path(f"/tmp/{stage.scratch}").exists() and not Path(f"/dev/shm/{stage.scratch}").exists()
+    for folder in ("/tmp", "/dev/shm", "/var/tmp", "/run/lock", "/dev/mqueue"):  # nothing left for the next sandbox
+        assert not [name for name in _listing(folder) if name.startswith(stage.scratch)], f"left in {folder}"
     assert _survivors(marker) == [], "processes outlived grading"
     listener, inode = warm
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:

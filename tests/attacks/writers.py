@@ -121,4 +121,6 @@ def run(targets, x=None):
     attempt("warm", _warm_sockets)
     attempt("tmp", lambda: _write(f"/tmp/{targets['scratch']}"))  # private to the child in the namespaces layer
     attempt("shm", lambda: _write(f"/dev/shm/{targets['scratch']}"))
+    for folder in ("/run/lock", "/var/tmp", "/dev/mqueue"):  # world-writable too: not private, not cleaned before
+        attempt(f"ww{folder.replace('/', '_')}", lambda folder=folder: _write(f"{folder}/{targets['scratch']}"))
     return summary()

@@ -52,6 +52,9 @@ SECONDS_AT = N_("{seconds} s at n = {n}")
 @pytest.fixture(scope="module")
 def found(lab: Lab) -> TimingReport | ReportError:
     """The submission's report, or what is wrong with it (read once per grading)."""
+    left_out = [(path, kind) for path, kind in lab.sandbox.ignored.items() if path.endswith(report.FILE)]
+    if left_out and not (Path(lab.sandbox.submission) / report.PATH).is_file():  # a link: the intake never followed it
+        return ReportError(messages.left_out(*left_out[0]))
     try:
         return report.read(Path(lab.sandbox.submission) / report.PATH)
     except ReportError as error:
