@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
+import subprocess
+import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -16,6 +20,29 @@ from tests import kit
 EVERY_CPU = sorted(os.sched_getaffinity(0))
 STEPS = ("softmax", "timing", "predictions")
 two_cpus = pytest.mark.skipif(len(EVERY_CPU) < 2, reason="lanes need two CPUs")
+FRESH = "ATTNLAB_TEST_LANES_FRESH"  # set in the fresh pytest process a lane test reruns itself in
+
+
+def thread_free(test: Callable[..., None]) -> Callable[..., None]:
+    """Run ``test`` where no other thread runs: lanes fork only then, and an earlier test of the session may have
+    left threads behind (a progress bar's monitor, a cluster's workers). Where one runs, the test reruns itself
+    in a fresh pytest process and passes or fails with it."""
+
+    @functools.wraps(test)
+    def wrapper(*args, **kwargs) -> None:
+        if os.environ.get(FRESH) == "1" or threading.active_count() == 1:
+            return test(*args, **kwargs)
+        node = f"{Path(__file__).resolve()}::{test.__name__}"
+        done = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", node],
+            env={**os.environ, FRESH: "1"},
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        assert done.returncode == 0, f"{node} in a fresh process:\n{done.stdout[-4000:]}\n{done.stderr[-2000:]}"
+
+    return wrapper
 
 
 @pytest.fixture(autouse=True)
@@ -35,6 +62,8 @@ def test_the_plan_puts_the_steps_that_measure_time_in_a_lane_of_their_own(monkey
     assert {s.id for s in tasks.STEPS if s.measures_time} == {"timing"}
     monkeypatch.delenv(lanes.ENV_SWITCH, raising=False)
     monkeypatch.setattr(lanes.os, "sched_getaffinity", lambda pid: {0, 1, 2})
+    count, left = threading.active_count, threading.active_count() - 1  # threads an earlier test left running
+    monkeypatch.setattr(lanes.threading, "active_count", lambda: count() - left)  # the plan sees only this test's
     assert lanes.plan(STEPS) == lanes.Plan(
         main=("softmax", "predictions"), timed=("timing",), reserved=(2,), others=(0, 1)
     )
@@ -57,6 +86,7 @@ def test_the_plan_puts_the_steps_that_measure_time_in_a_lane_of_their_own(monkey
 
 
 @two_cpus
+@thread_free
 def test_the_timing_lane_has_a_cpu_no_other_child_uses_and_grades_as_one_lane_does(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -87,6 +117,7 @@ def test_the_timing_lane_has_a_cpu_no_other_child_uses_and_grades_as_one_lane_do
 
 
 @two_cpus
+@thread_free
 def test_a_lane_that_dies_costs_time_only(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(lanes.ENV_SWITCH, raising=False)
     monkeypatch.setattr(lanes, "_run_lane", lambda job, cpus, write: os._exit(1))
@@ -96,6 +127,7 @@ def test_a_lane_that_dies_costs_time_only(monkeypatch: pytest.MonkeyPatch) -> No
 
 
 @two_cpus
+@thread_free
 def test_broken_graders_in_the_lane_are_the_graders_failure(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(lanes.ENV_SWITCH, raising=False)
     real = engine._run_graders
