@@ -110,11 +110,36 @@ def _(message: str) -> str:
     return translations(_current[0]).gettext(message) if message else message
 
 
-def ngettext(singular: str, plural: str, count: int) -> str:
-    """The singular or plural form for ``count`` in the active language."""
-    return translations(_current[0]).ngettext(singular, plural, count)
+def plural_count(count: float) -> int:
+    """The whole number a catalog's plural rule is asked about for ``count``.
+
+    gettext's rules (``Plural-Forms``) take whole numbers. A whole ``count``
+    is itself; a fraction (2.5 points) is asked as 2: English and Turkish then
+    read the plural, Russian the form of 2 to 4 (2,5 балла), which is the form
+    Russian gives a fraction, and Indonesian has one form anyway.
+    """
+    value = float(count)
+    return int(abs(value)) if value == int(value) else 2
+
+
+def ngettext(singular: str, plural: str, count: float) -> str:
+    """The form of ``singular``/``plural`` for ``count`` in the active language (Russian has three)."""
+    return translations(_current[0]).ngettext(singular, plural, plural_count(count))
 
 
 def N_(message: str) -> str:
     """Mark ``message`` for the catalogs without translating it now (it is translated where it is shown)."""
     return message
+
+
+def Nn_(singular: str, plural: str) -> tuple[str, str]:
+    """Mark a sentence with a count for the catalogs, its English singular and plural, to be chosen where shown.
+
+    Pass the pair to :func:`counted` with the count at the moment it is shown.
+    """
+    return singular, plural
+
+
+def counted(forms: tuple[str, str], count: float) -> str:
+    """The form of a :func:`Nn_` pair for ``count`` in the active language (not yet formatted)."""
+    return ngettext(forms[0], forms[1], count)
