@@ -7,6 +7,9 @@ LC_MESSAGES/attnlab.mo`` (compiled from the ``.po`` beside them with Babel:
 installed engine needs nothing more. A language without a catalog (English,
 the source language) reads the source strings.
 
+The kit ships English and every language whose compiled catalog is in
+``locale/`` (:data:`LANGUAGES`); ``attnlab i18n --init LANG`` starts a new one.
+
 The language is chosen, first match wins, by an explicit choice (``--lang``,
 the nbgrader course setting), ``$ATTNLAB_LANG``, the locale
 (``$LANGUAGE``, ``$LC_ALL``, ``$LC_MESSAGES``, ``$LANG``), then English.
@@ -26,7 +29,19 @@ from pathlib import Path
 DOMAIN = "attnlab"
 LOCALE_DIR = Path(__file__).resolve().parent.parent / "locale"
 SOURCE = "en"  # the language the source strings are written in
-LANGUAGES = ("en", "tr")  # every language the kit ships (a test keeps this in step with locale/)
+
+
+def _shipped() -> tuple[str, ...]:
+    """English, then every language with a compiled catalog in ``locale/``, in alphabetical order.
+
+    A language is shipped by its catalog alone: ``attnlab i18n --init xx`` and
+    ``attnlab i18n`` add one, and every ``--lang`` choice follows.
+    """
+    found = sorted(p.parent.parent.name for p in LOCALE_DIR.glob(f"*/LC_MESSAGES/{DOMAIN}.mo"))
+    return (SOURCE, *(lang for lang in found if lang != SOURCE))
+
+
+LANGUAGES = _shipped()  # every language the kit ships (en, tr, and id and ru once their catalogs are in)
 ENV_LANG = "ATTNLAB_LANG"
 LOCALE_VARIABLES = ("LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG")  # gettext's own order
 
