@@ -244,3 +244,12 @@ def test_a_failed_probe_is_never_remembered(tmp_path: Path, monkeypatch: pytest.
     ok, _ = isolation._probe_namespaces()
     assert not ok and probecache.remembered("/bin/false") is None
     assert not where.exists() or not any(where.iterdir())
+
+
+def test_the_command_line_names_the_fork_servers_to_start_early() -> None:
+    from autograder.cli import early
+
+    assert early._steps(["grade", "lab", "--step", "softmax", "--step=kv_cache"]) == ("softmax", "kv_cache")
+    assert early._steps(["grade", "lab"]) is None  # every step
+    assert early._steps(["grade", "--help"]) == () and early._steps(["stubs"]) == ()
+    assert early._steps(["grade", "--step", "nonsense"]) == ()  # the real parser refuses it: nothing starts
