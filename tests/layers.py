@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import subprocess
@@ -47,18 +48,21 @@ def user_python() -> str | None:
         return None
     folder = Path("/tmp") / f"attnlab-user-python-{version}-{os.getuid()}"
     python = folder / "bin" / "python"
-    if not python.exists():
-        done = subprocess.run([base, "-m", "venv", "--without-pip", str(folder)], capture_output=True)
-        if done.returncode != 0:
-            return None
-        folder.chmod(0o755)
-    purelib = subprocess.run(
-        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        capture_output=True,
-        text=True,
-    ).stdout.strip()
-    lines = "".join(f"{p}\n" for p in dict.fromkeys([*sites, str(KIT_ROOT)]))
-    (Path(purelib) / "attnlab-kit.pth").write_text(lines)
+    # one writer at a time: pytest-xdist's workers (and other test runs here) share the folder
+    with open(f"{folder}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not python.exists():
+            done = subprocess.run([base, "-m", "venv", "--without-pip", str(folder)], capture_output=True)
+            if done.returncode != 0:
+                return None
+            folder.chmod(0o755)
+        purelib = subprocess.run(
+            [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+        lines = "".join(f"{p}\n" for p in dict.fromkeys([*sites, str(KIT_ROOT)]))
+        (Path(purelib) / "attnlab-kit.pth").write_text(lines)
     check = subprocess.run(
         [str(python), "-c", "from autograder.sandbox import isolation; print(isolation._user()[0])"],
         cwd="/",
