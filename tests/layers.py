@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import os
 import shutil
 import subprocess
@@ -46,7 +47,9 @@ def user_python() -> str | None:
     sites = [p for p in bwrap.python_roots() if p.endswith("site-packages")] + [sysconfig.get_paths()["purelib"]]
     if any(isolation._closed_folder(p) for p in sites):
         return None
-    folder = Path("/tmp") / f"attnlab-user-python-{version}-{os.getuid()}"
+    # one per checkout: its .pth names this kit, and other checkouts here test their own
+    kit = hashlib.sha256(str(KIT_ROOT).encode()).hexdigest()[:8]
+    folder = Path("/tmp") / f"attnlab-user-python-{version}-{os.getuid()}-{kit}"
     python = folder / "bin" / "python"
     # one writer at a time: pytest-xdist's workers (and other test runs here) share the folder
     with open(f"{folder}.lock", "w") as lock:
