@@ -121,7 +121,7 @@ def test_turkish_table_headings_and_lines() -> None:
     with i18n.using("tr"):
         text = render.table(report(stubbed_step("softmax", ("softmax",))))
     assert "adım" in text and "alınan" in text and "Toplam" in text
-    assert "  Softmax: softmax" in text.splitlines()
+    assert "  softmax.py: softmax" in text.splitlines()
     assert "handouts/lab07_attention.tr.md" in text and "yazılmadı" in text
 
 
