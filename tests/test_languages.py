@@ -223,3 +223,37 @@ def test_the_commands_offer_every_shipped_language(command: str) -> None:
     assert done.returncode == 0, done.stderr
     flat = "".join(done.stdout.split())
     assert "--lang{" + ",".join(i18n.LANGUAGES) + "}" in flat
+
+
+@pytest.mark.parametrize(
+    ("lang", "english", "translation", "foreign"),
+    [
+        ("tr", "0.4230 and 50,257", "0,4230 ve 50.257", []),
+        ("id", "width 12,288, context 2,048 tokens", "lebar 12.288, konteks 2.048 token", []),
+        ("id", "a weight of 0.4230", "bobot 0,4230", []),
+        ("ru", "weights 0.014166 and 0.985834", "веса 0.014166 и 0.985834", []),
+        ("ru", "a weight of 0.4230", "вес 0,4230", ["0,4230"]),  # the Russian chapter writes 0.4230
+        ("ru", "50,257 tokens", "50\u00a0257 токенов", []),
+        ("ru", "50,257 tokens", "50,257 токенов", []),  # copied from the English: always allowed
+        ("tr", "the 4th position", "4. konum", []),
+    ],
+)
+def test_numbers_are_written_as_each_languages_chapter_writes_them(
+    lang: str, english: str, translation: str, foreign: list[str]
+) -> None:
+    from autograder.i18n import numbers
+
+    assert numbers.foreign_numbers(english, translation, lang) == foreign
+
+
+@pytest.mark.parametrize("lang", catalogs.translated_languages())
+def test_every_catalog_writes_numbers_as_its_chapter(lang: str) -> None:
+    from autograder.i18n import numbers
+
+    found = []
+    for message in catalogs.read(lang):
+        ids = message.id if isinstance(message.id, tuple) else (message.id,)
+        strings = message.string if isinstance(message.string, tuple) else (message.string,)
+        for text in strings:
+            found += [(ids[0], n) for n in numbers.foreign_numbers(" ".join(ids), text, lang)] if message.id else []
+    assert not found, found[:20]
