@@ -195,8 +195,15 @@ def generated(kit: Kit, lang: str = i18n.SOURCE) -> str:
 
 
 def languages(kit: Kit) -> tuple[str, ...]:
-    """The languages the kit has a handout in (English always)."""
+    """The shipped languages the kit has a handout's prose in (English always): each is generated and checked."""
     return tuple(lang for lang in i18n.LANGUAGES if kit.handout_for(lang).is_file())
+
+
+def without_catalog(kit: Kit) -> list[Path]:
+    """Handouts in a language the kit does not ship (no compiled catalog): their blocks could only be English."""
+    english = kit.handout_for(i18n.SOURCE)
+    found = sorted(english.parent.glob(english.name.removesuffix(".md") + ".*.md"))
+    return [path for path in found if path.suffixes[-2].lstrip(".") not in i18n.LANGUAGES]
 
 
 def write(kit: Kit) -> list[Path]:

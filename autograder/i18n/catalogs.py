@@ -228,7 +228,7 @@ def entry_problems(lang: str, message: Message, entry: Message | None, forms: in
     the forms of 1, of 2 to 4 and of 5), each with the English plural's placeholders.
     """
     msgid = message.id if isinstance(message.id, str) else message.id[0]
-    if entry is None or not entry.string:
+    if entry is None or not entry.string or (isinstance(entry.string, tuple) and not any(entry.string)):
         return [Problem(lang, msgid, "no translation")]
     found = []
     if entry.fuzzy:

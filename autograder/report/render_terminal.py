@@ -35,7 +35,7 @@ ISOLATION = N_("Student code ran with isolation: {isolation}")
 SEED_AND_ISOLATION = N_("{seed}. {isolation}")  # both on the line under the table: one line fewer to read
 TO_FIX = N_("To fix, step by step:")
 TO_START = N_("Not implemented yet (each step's section of {handout} explains it):")
-STEP_TO_START = N_("{title}: {what}")
+STEP_TO_START = "{module}.py: {what}"  # code and the graders' words: the same in every language
 MORE = Nn_("… and {count} more failed check: {command}", "… and {count} more failed checks: {command}")
 MORE_LISTED = Nn_(  # where every check is shown anyway
     "… and {count} more failed check, listed below", "… and {count} more failed checks, each one listed below"
@@ -46,6 +46,7 @@ SAME_CAUSE = Nn_(
 )
 POINTS = Nn_("{points} point", "{points} points")
 PASSED_MARK, FAILED_MARK = "✓", "✗"
+STEP_SEPARATOR = " · "  # between the steps of the not-started listing
 
 
 def _points(value: float) -> str:
@@ -109,14 +110,36 @@ def _failure_lines(entry: failures.Failure) -> list[str]:
     return lines
 
 
+def compact_names(names: tuple[str, ...]) -> list[str]:
+    """``names`` with a class's methods written once under it: ``KVCache (__init__, append)``, the order kept."""
+    out: list[str] = []
+    owners: list[str | None] = []
+    for name in names:
+        owner, _dot, method = name.rpartition(".")
+        if owner and owners and owners[-1] == owner:
+            out[-1] = out[-1][:-1] + f", {method})"
+        else:
+            out.append(f"{owner} ({method})" if owner else name)
+        owners.append(owner or None)
+    return out
+
+
+def step_to_start(group: failures.StepFailures) -> str:
+    """One step's work not there yet, by the file it is written in (the table above names the steps in the
+    same order): its functions still to write (a class's methods together), then the graders' words for the rest."""
+    named = compact_names(group.not_implemented)
+    what = "; ".join([", ".join(named)] * bool(named) + list(group.not_started))
+    return STEP_TO_START.format(module=group.result.step.id, what=what)
+
+
 def _to_start(grouped: tuple[failures.StepFailures, ...]) -> list[str]:
-    """One line per step with work not there yet: its functions still to write, the graders' words for the rest."""
-    lines = [_(TO_START).format(handout=tasks.handout_file(language()))]
-    for group in grouped:
-        what = "; ".join([", ".join(group.not_implemented)] * bool(group.not_implemented) + list(group.not_started))
-        line = _(STEP_TO_START).format(title=_(group.result.step.title), what=what)
-        lines += textwrap.wrap(line, WIDTH, initial_indent="  ", subsequent_indent="      ", break_on_hyphens=False)
-    return lines
+    """Every step with work not there yet, packed into as few lines as fit (steps apart by ``·``): the untouched
+    stubs' whole output stays on one screen (40 lines) in every language, each function still named."""
+    listing = STEP_SEPARATOR.join(step_to_start(group) for group in grouped)
+    packed = textwrap.wrap(
+        listing, WIDTH, initial_indent="  ", subsequent_indent="  ", break_on_hyphens=False, break_long_words=False
+    )
+    return [_(TO_START).format(handout=tasks.handout_file(language())), *packed]
 
 
 def rerun_command(folder: str, step: str, lang: str | None = None) -> str:
