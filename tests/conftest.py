@@ -111,28 +111,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = kept
-    if config.pluginmanager.hasplugin("xdist"):
-        for item in items:
-            group = xdist_group(item)
-            if group is not None:
-                item.add_marker(pytest.mark.xdist_group(group))
 
 
-def xdist_group(item: pytest.Item) -> str | None:
-    """The pytest-xdist group whose tests one worker runs (``--dist loadgroup``), or None: any worker.
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """pytest-xdist's scheduler for the default ``--dist load``: a module's tests that share a module fixture in
+    one worker (:mod:`tests.scheduling`); another ``--dist`` gets xdist's own."""
+    if config.getoption("dist") != "load":
+        return None
+    from tests.scheduling import ModuleFixtureScheduling
 
-    A test using a module's own module-scoped fixture runs with the rest of its module, so the fixture (every
-    handout figure drawn, a batch graded) is built once, not once per worker; the users of ``student_python``
-    (a fresh install whose teardown removes it) run in one worker. The other session fixtures of this file are
-    built once per run and shared through files (:mod:`tests.shared`)."""
-    if "student_python" in getattr(item, "fixturenames", ()):
-        return "student_python"
-    info = getattr(item, "_fixtureinfo", None)  # pytest's own record of the test's fixtures
-    module = item.nodeid.partition("::")[0]
-    for definitions in info.name2fixturedefs.values() if info is not None else ():
-        if any(d.scope != "function" and d.baseid == module for d in definitions):
-            return module
-    return None
+    return ModuleFixtureScheduling(config, log)
 
 
 @pytest.hookimpl(optionalhook=True)

@@ -1,4 +1,4 @@
-"""The suite's parallel run: a session fixture built once for all xdist workers, nested pytest runs kept serial."""
+"""The parallel run: session fixtures built once for all xdist workers, module fixtures once, nested runs serial."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests import conftest, shared
+from tests import conftest, kit, scheduling, shared
 
 
 class Factory:
@@ -69,14 +69,14 @@ def test_a_pytest_run_started_inside_a_worker_runs_its_tests_itself(monkeypatch)
     assert 1 <= conftest.pytest_xdist_auto_num_workers(None) <= conftest.MAX_WORKERS
 
 
-@pytest.fixture(scope="module")
-def module_value() -> int:
-    return 1
+def test_a_module_with_a_module_fixture_runs_in_one_worker() -> None:
+    root = str(kit.ROOT)
+    for test in ("test_every_figure_is_current", "test_generated_blocks_are_current"):
+        assert scheduling.scope(f"tests/test_handout.py::{test}", root, "1") == "tests/test_handout.py"
+    free = "tests/test_core_steps.py::test_softmax_worked_example"
+    assert scheduling.scope(free, root, "1") == free
 
 
-def test_a_module_fixture_user_runs_with_its_module(request, module_value: int) -> None:
-    assert conftest.xdist_group(request.node) == "tests/test_parallel_fixtures.py"
-
-
-def test_a_test_without_module_fixtures_runs_on_any_worker(request) -> None:
-    assert conftest.xdist_group(request.node) is None
+def test_the_users_of_the_lock_install_run_in_one_worker_in_the_second_tier() -> None:
+    for path in ("tests/test_gradescope.py", "tests/test_release.py"):
+        assert scheduling.scope(f"{path}::test_any", str(kit.ROOT), "2") == scheduling.INSTALL_FIXTURE
