@@ -343,9 +343,8 @@ def timer_findings(measurement: Measurement) -> list[Finding]:
         if key in seconds:
             ratio = seconds[key] / reference
             if not 1 / AGREE_FACTOR <= ratio <= AGREE_FACTOR:
-                findings.append(
-                    Finding("disagrees", key, seconds[key], reference / AGREE_FACTOR, reference * AGREE_FACTOR, reference)
-                )
+                low, high = reference / AGREE_FACTOR, reference * AGREE_FACTOR
+                findings.append(Finding("disagrees", key, seconds[key], low, high, reference))
     if "attention" in seconds and "attention_small" in seconds and len(grader) == 2:
         theirs = seconds["attention"] / seconds["attention_small"]
         ours = grader["attention"] / grader["attention_small"]
