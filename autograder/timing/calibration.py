@@ -146,14 +146,15 @@ class HarnessWindows:
 
 # Measured on the kit's 2-core machine while it was shared (load 2-3.5): naive 1.6..2.4, causal 1.35..2.6
 # (the mask's own n^2 work), naive/SDPA 1.7..6; without the cache 1.0..1.4, with it -0.1..0.1, speed-up 13..16
-# at 256. Wide on purpose: a correct kernel is what is checked (its results are compared on every call); the
+# at 256 (a whole-lab grade under load 10 once gave a no-cache slope below 0.6). Wide on purpose: a
+# correct kernel is what is checked (its results are compared on every call); the
 # windows catch a kernel that is not quadratic (one that skips work) or a cache that is not used.
 HARNESS_CPU = HarnessWindows(
     naive_slope=(1.2, 3.4),
     causal_slope=(1.1, 3.6),
     naive_over_sdpa_min=1.1,
-    no_cache_slope=(0.6, 2.2),
+    no_cache_slope=(0.3, 2.4),
     cache_slope=(-0.6, 0.6),
-    slope_gap_min=0.4,
-    speedup_last_min=3.0,
+    slope_gap_min=0.25,
+    speedup_last_min=2.0,
 )
