@@ -59,6 +59,11 @@ class CheckFailed(AssertionError):
         self.outcome, self.function = outcome, function
 
 
+class NeedsReview(CheckFailed):
+    """The check's evidence cannot be verified here (a report from a device this grader lacks): 0 points, shown
+    as *for review* until a person or a grader with that device confirms it."""
+
+
 @dataclass
 class Got:
     """A value that came back from student code, and the call that produced it."""
@@ -86,6 +91,10 @@ class Got:
         how = relation.sentence() if relation is not None else None
         message = messages.failure(self.step, self.call, expected, got, text, how)
         raise CheckFailed(message, mistake_id, evidence, _(not_started) if not_started else "")
+
+    def review(self, expected: str, got: str) -> NoReturn:
+        """Mark the check *for review* (:class:`NeedsReview`): ``got`` says why it cannot be verified here."""
+        raise NeedsReview(messages.failure(self.step, self.call, expected, got))
 
     def no_result(
         self, outcome: outcomes.Failure, function: str, called: str, expected: str = messages.A_RESULT

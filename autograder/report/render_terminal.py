@@ -45,7 +45,8 @@ SAME_CAUSE = Nn_(
     "(the same for {count} more check, {points} in all)", "(the same for {count} more checks, {points} in all)"
 )
 POINTS = Nn_("{points} point", "{points} points")
-PASSED_MARK, FAILED_MARK = "✓", "✗"
+PASSED_MARK, FAILED_MARK, REVIEW_MARK = "✓", "✗", "?"
+FOR_REVIEW = N_("For review (0 points until an instructor or a grader with the device confirms them):")
 STEP_SEPARATOR = " · "  # between the steps of the not-started listing
 
 
@@ -166,7 +167,7 @@ def _step_failures(group: failures.StepFailures, folder: str | None, lang: str |
 def _every_check(result: StepResult) -> list[str]:
     lines = [f"{_(result.step.title)} ({_points(result.earned)}/{_points(result.possible)})"]
     for check in result.checks:
-        lines.append(_check_head(check, PASSED_MARK if check.passed else FAILED_MARK))
+        lines.append(_check_head(check, PASSED_MARK if check.passed else REVIEW_MARK if check.review else FAILED_MARK))
         if not check.passed:
             lines += _wrapped(check.message)
     return lines
@@ -208,6 +209,11 @@ def text(
         grouped = failures.of_report(report.steps)
         if any(group.to_start for group in grouped):
             lines += ["", *_to_start(tuple(group for group in grouped if group.to_start))]
+        review = [check for group in grouped for check in group.for_review]
+        if review:
+            lines += ["", _(FOR_REVIEW)]
+            for check in review:
+                lines += [_check_head(check, REVIEW_MARK), *_wrapped(check.message)]
         worked = [group for group in grouped if group.failures]
         if worked:  # when every check passed, the table's last line says so
             lines += ["", _(TO_FIX)]
