@@ -11,11 +11,13 @@ markers. A release leaks when it holds
   one that no public grader has (imports, fixtures and helpers they share are public);
 - a solution region's code: in a student-facing text file (stub, notebook,
   handout, README) any of its lines; in the engine's modules, the region
-  itself (its lines in a row, three or all of a shorter region). The engine's
-  mistake models share single statements with the reference on purpose (input
-  coercion, a mask's ``np.where``), so one such line in the engine is not a
-  leak; the regions the graders' trusted side must compute the same way are
-  listed, with the reason, in :data:`ENGINE_SHARES`;
+  itself (its lines in a row, three or all of a shorter region) or any three
+  solution lines in a row, from whichever regions. The engine's mistake models
+  share single statements with the reference on purpose (input coercion, a
+  mask's ``np.where``), so one or two such lines in the engine are not a leak;
+  no region is exempt, not even one a public grader would like to compute the
+  same way (it verifies the student's answer another way, or on the
+  instructor's side);
 - a marker (``# BEGIN SOLUTION``, ``BEGIN HIDDEN TESTS``, model answers).
 
 Single solution lines shorter than :data:`MIN_LINE` characters (``else:``) are
@@ -49,12 +51,6 @@ PUBLIC_GRADERS = PACKAGE / "graders" / tasks.LAB
 MIN_LINE = 16  # a solution line shorter than this ("else:", "return out") is no one's secret
 RUN = 3  # consecutive lines of a region (or a hidden grader) that make a copy
 RUN_LINE = 12  # lines shorter than this ("try:", "yield", "finally:") are left out of the runs compared
-# Regions ("<module>.<function>") the public engine holds on purpose, and why: reviewed, not a leak.
-ENGINE_SHARES = {
-    "reference_check.torch_attention": "the graders run PyTorch's attention under each SDPA kernel in the grading "
-    "process to know which kernels could have answered (autograder/diagnose/reference_check.py); the handout "
-    "names the same calls",
-}
 MAX_SCANNED = 64 << 20
 
 
@@ -147,16 +143,24 @@ def scan_text(name: str, text: str, secrets: Secrets, *, engine: bool = False) -
         if _has_run(runs, list(hidden_lines), RUN):
             found.append(f"{name}: holds {RUN} lines in a row of the hidden grader {hidden_name}")
     if engine:
-        copied = [
-            key
-            for key, region in secrets.regions.items()
-            if key.split("#")[0] not in ENGINE_SHARES and _has_run(runs, list(region), min(RUN, len(region)))
-        ]
+        copied = [key for key, region in secrets.regions.items() if _has_run(runs, list(region), min(RUN, len(region)))]
         found.extend(f"{name}: holds the solution region of {key.split('#')[0]}" for key in copied[:3])
+        run = _solution_run(runs, secrets.solution_lines)
+        if run and not copied:
+            found.append(f"{name}: holds {RUN} solution lines in a row, from {run[0]!r}")
     else:
         lines = sorted({line for line in code if line in secrets.solution_lines and len(line) >= MIN_LINE})
         found.extend(f"{name}: holds the solution line {line!r}" for line in lines[:3])
     return found
+
+
+def _solution_run(code: list[str], solution_lines: frozenset[str]) -> list[str]:
+    """The first :data:`RUN` consecutive lines of ``code`` that are all solution lines (of any regions), if any."""
+    for start in range(len(code) - RUN + 1):
+        window = code[start : start + RUN]
+        if all(line in solution_lines for line in window):
+            return window
+    return []
 
 
 def _has_run(code: list[str], pattern: list[str], length: int) -> bool:
