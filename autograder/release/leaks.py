@@ -18,7 +18,10 @@ markers. A release leaks when it holds
   no region is exempt, not even one a public grader would like to compute the
   same way (it verifies the student's answer another way, or on the
   instructor's side);
-- a marker (``# BEGIN SOLUTION``, ``BEGIN HIDDEN TESTS``, model answers).
+- a marker (``# BEGIN SOLUTION``, ``BEGIN HIDDEN TESTS``, model answers);
+- an expected answer of the predict-first step, in any file: a distinctive
+  number in any of the forms :mod:`autograder.release.answers` lists, as text
+  or as the bytes of a float (a snapshot's array).
 
 Single solution lines shorter than :data:`MIN_LINE` characters (``else:``) are
 not counted outside the lab's modules, which must equal their stubs exactly.
@@ -36,6 +39,8 @@ from pathlib import Path
 
 from autograder import stubs, tasks
 from autograder.kit import PACKAGE, Kit
+from autograder.release import answers as expected_answers
+from autograder.release.answers import Answer
 
 MARKERS = (  # (an answer line is a solution line, below; the "# ANSWER" mark alone is not a leak)
     stubs.BEGIN,
@@ -45,7 +50,8 @@ MARKERS = (  # (an answer line is a solution line, below; the "# ANSWER" mark al
     "Model answer (instructor)",
 )
 TEXT = (".py", ".ipynb", ".md", ".txt", ".json", ".html", ".js", ".css", ".toml", ".cfg", ".ini", ".sh", "")
-ARCHIVES = (".whl", ".zip")
+ARCHIVES = (".whl", ".zip", ".npz")  # a snapshot (.npz) is a zip of .npy arrays
+ARRAYS = (".npy",)
 HIDDEN_NAME = re.compile(r"test_\w+_hidden\.py$")
 PUBLIC_GRADERS = PACKAGE / "graders" / tasks.LAB
 MIN_LINE = 16  # a solution line shorter than this ("else:", "return out") is no one's secret
@@ -72,6 +78,7 @@ class Secrets:
     solution_lines: frozenset[str]  # every region's lines that are not also lines of the stubs
     hidden: dict[str, tuple[str, ...]]  # hidden grader file name -> its code lines no public grader has
     hidden_texts: frozenset[str]  # the hidden graders' texts
+    answers: tuple[Answer, ...] = ()  # the predict-first step's distinctive expected answers
 
     @classmethod
     def of(cls, kit: Kit) -> Secrets:
@@ -99,7 +106,15 @@ class Secrets:
             )
             for name, text in hidden_texts.items()
         }
-        return cls(stub_texts, references, regions, frozenset(lines - public), hidden, frozenset(hidden_texts.values()))
+        return cls(
+            stub_texts,
+            references,
+            regions,
+            frozenset(lines - public),
+            hidden,
+            frozenset(hidden_texts.values()),
+            expected_answers.expected(Path(solutions)),
+        )
 
 
 def _regions(module: str, text: str, path: Path) -> dict[str, tuple[str, ...]]:
@@ -137,6 +152,10 @@ def scan_text(name: str, text: str, secrets: Secrets, *, engine: bool = False) -
     if HIDDEN_NAME.search(base) or text in secrets.hidden_texts:
         found.append(f"{name}: is a hidden grader")
     found.extend(f"{name}: holds {marker!r}" for marker in MARKERS if marker in text)
+    for answer in secrets.answers:
+        form = answer.in_text(text)
+        if form is not None:
+            found.append(f"{name}: holds the expected answer of prediction {answer.question!r} ({form})")
     code = _code(text.splitlines())
     runs = _significant(code)
     for hidden_name, hidden_lines in secrets.hidden.items():
@@ -172,17 +191,25 @@ def _has_run(code: list[str], pattern: list[str], length: int) -> bool:
 
 
 def scan_bytes(name: str, data: bytes, secrets: Secrets, *, engine: bool = False) -> list[str]:
-    """The leaks of one file's bytes: archives member by member, text files by :func:`scan_text`."""
+    """The leaks of one file's bytes: archives member by member, text files by :func:`scan_text`, other files
+    for the bytes of an expected answer."""
     suffix = Path(name).suffix.lower()
     if suffix in ARCHIVES:
         return scan_archive(name, data, secrets)
-    if suffix not in TEXT or len(data) > MAX_SCANNED:
+    if len(data) > MAX_SCANNED:
         return []
+    if suffix not in TEXT:
+        return [
+            f"{name}: holds the expected answer of prediction {answer.question!r} (as a float)"
+            for answer in secrets.answers
+            if answer.in_bytes(data, array=suffix in ARRAYS)
+        ]
     return scan_text(name, data.decode("utf-8", errors="replace"), secrets, engine=engine)
 
 
 def scan_archive(name: str, data: bytes, secrets: Secrets) -> list[str]:
-    """The leaks of a wheel or zip: the engine's modules (``autograder/``) as engine code, the rest as text."""
+    """The leaks of a wheel, zip or ``.npz``: the engine's modules (``autograder/``) as engine code, the rest as
+    text (or, for binary members, for the bytes of an expected answer)."""
     found = []
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
