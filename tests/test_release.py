@@ -227,7 +227,7 @@ def test_the_public_engine_holds_no_answer_and_no_three_solution_lines() -> None
     assert problems == []
     assert not (PACKAGE / "data" / "snapshots" / "predictions.npz").exists()
     # the old mistake generator of the reference check held torch_attention's kernel table and loop: a leak now
-    old = '''
+    old = """
     names = {
         SDPBackend.FLASH_ATTENTION: "flash",
         SDPBackend.EFFICIENT_ATTENTION: "efficient",
@@ -236,7 +236,7 @@ def test_the_public_engine_holds_no_answer_and_no_three_solution_lines() -> None
     }
     found = set()
     for backend, name in names.items():
-'''
+"""
     (problem,) = leaks.scan_text("autograder/diagnose/reference_check.py", old, secrets, engine=True)
     assert "holds the solution region of reference_check.torch_attention" in problem
     solution = (kit.SOLUTIONS / "softmax.py").read_text(encoding="utf-8")
