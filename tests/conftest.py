@@ -10,6 +10,7 @@ Which tests are in the second tier is decided here only (:data:`SECOND_TIER`).
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -21,8 +22,9 @@ from pathlib import Path
 
 import pytest
 
+from autograder.report import serialize
 from autograder.report.model import GradeReport
-from tests import kit
+from tests import kit, shared
 
 # What goes to the second tier, and what it needs: a test file (``tests/x.py``), one test (``tests/x.py::name``,
 # every parameter of it) or every test using a fixture (``fixture:name``).
@@ -38,6 +40,9 @@ SECOND_TIER = {
     "fixture:student_python": "a virtual environment installed from the course lock by the Gradescope setup.sh",
 }
 TIERS = ("1", "2", "all")
+# pytest-xdist's workers for ``-n auto``: each imports torch and starts its own fork servers, and the suite's
+# largest groups (below) bound what more workers could gain
+MAX_WORKERS = 4
 MARKER = "second_tier"
 
 
@@ -106,36 +111,89 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = kept
+    if config.pluginmanager.hasplugin("xdist"):
+        for item in items:
+            group = xdist_group(item)
+            if group is not None:
+                item.add_marker(pytest.mark.xdist_group(group))
+
+
+def xdist_group(item: pytest.Item) -> str | None:
+    """The pytest-xdist group whose tests one worker runs (``--dist loadgroup``), or None: any worker.
+
+    A test using a module's own module-scoped fixture runs with the rest of its module, so the fixture (every
+    handout figure drawn, a batch graded) is built once, not once per worker; the users of ``student_python``
+    (a fresh install whose teardown removes it) run in one worker. The other session fixtures of this file are
+    built once per run and shared through files (:mod:`tests.shared`)."""
+    if "student_python" in getattr(item, "fixturenames", ()):
+        return "student_python"
+    info = getattr(item, "_fixtureinfo", None)  # pytest's own record of the test's fixtures
+    module = item.nodeid.partition("::")[0]
+    for definitions in info.name2fixturedefs.values() if info is not None else ():
+        if any(d.scope != "function" and d.baseid == module for d in definitions):
+            return module
+    return None
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """The workers of ``-n auto`` (pyproject.toml's default): one per CPU, at most :data:`MAX_WORKERS`;
+    ``PYTEST_XDIST_AUTO_NUM_WORKERS`` overrides it. 0 in a pytest run a test starts (a lane test reruns itself
+    in a fresh process where no other thread runs): it runs its tests itself, as it would without xdist."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        return 0
+    asked = os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS", "")
+    if asked.isdigit():
+        return int(asked)
+    return max(1, min(len(os.sched_getaffinity(0)), MAX_WORKERS))
 
 
 @pytest.fixture(scope="session")
-def reference_report() -> GradeReport:
-    """The reference solution graded once, public and hidden checks."""
-    return kit.grade(kit.SOLUTIONS)
+def reference_report(tmp_path_factory: pytest.TempPathFactory) -> GradeReport:
+    """The reference solution graded once per run, public and hidden checks."""
+    return shared.once(
+        tmp_path_factory, "reference-report", lambda _: kit.grade(kit.SOLUTIONS), serialize.report_json,
+        serialize.report_from_json,
+    )  # fmt: skip
 
 
 @pytest.fixture(scope="session")
-def stubs_report() -> GradeReport:
-    """The untouched stubs graded once."""
-    return kit.grade(kit.STUBS)
+def stubs_report(tmp_path_factory: pytest.TempPathFactory) -> GradeReport:
+    """The untouched stubs graded once per run."""
+    return shared.once(
+        tmp_path_factory, "stubs-report", lambda _: kit.grade(kit.STUBS), serialize.report_json,
+        serialize.report_from_json,
+    )  # fmt: skip
 
 
 @pytest.fixture(scope="session")
 def student_bundle(tmp_path_factory: pytest.TempPathFactory):
-    """The student bundle (``attnlab release``), built once."""
+    """The student bundle (``attnlab release``), built once per run."""
     from autograder.release import bundle
 
-    return bundle.build(kit.KIT, tmp_path_factory.mktemp("release") / "bundle")
+    def dump(built: bundle.Bundle) -> str:
+        return json.dumps({"root": str(built.root), "wheel": str(built.wheel)})
+
+    def load(text: str) -> bundle.Bundle:
+        paths = json.loads(text)
+        return bundle.Bundle(Path(paths["root"]), Path(paths["wheel"]))
+
+    return shared.once(tmp_path_factory, "release", lambda folder: bundle.build(kit.KIT, folder / "bundle"), dump, load)
 
 
 @pytest.fixture(scope="session")
 def gradescope_zip(tmp_path_factory: pytest.TempPathFactory, student_bundle) -> Path:
-    """The Gradescope autograder zip, with the bundle's wheel and a fixed secret (5 s per call)."""
+    """The Gradescope autograder zip, with the bundle's wheel and a fixed secret (5 s per call), built once per run."""
     from autograder.gradescope import build
 
-    out = tmp_path_factory.mktemp("gradescope") / "autograder.zip"
-    options = build.ZipOptions(out=out, kit=kit.KIT, secret="test-secret", call_timeout_s=5, wheel=student_bundle.wheel)
-    return build.build(options)
+    def make(folder: Path) -> Path:
+        options = build.ZipOptions(
+            out=folder / "autograder.zip", kit=kit.KIT, secret="test-secret", call_timeout_s=5,
+            wheel=student_bundle.wheel,
+        )  # fmt: skip
+        return build.build(options)
+
+    return shared.once(tmp_path_factory, "gradescope", make, str, Path)
 
 
 @pytest.fixture(scope="session")

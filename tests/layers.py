@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
 import os
 import shutil
 import subprocess
@@ -45,20 +47,25 @@ def user_python() -> str | None:
     sites = [p for p in bwrap.python_roots() if p.endswith("site-packages")] + [sysconfig.get_paths()["purelib"]]
     if any(isolation._closed_folder(p) for p in sites):
         return None
-    folder = Path("/tmp") / f"attnlab-user-python-{version}-{os.getuid()}"
+    # one per checkout: its .pth names this kit, and other checkouts here test their own
+    kit = hashlib.sha256(str(KIT_ROOT).encode()).hexdigest()[:8]
+    folder = Path("/tmp") / f"attnlab-user-python-{version}-{os.getuid()}-{kit}"
     python = folder / "bin" / "python"
-    if not python.exists():
-        done = subprocess.run([base, "-m", "venv", "--without-pip", str(folder)], capture_output=True)
-        if done.returncode != 0:
-            return None
-        folder.chmod(0o755)
-    purelib = subprocess.run(
-        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        capture_output=True,
-        text=True,
-    ).stdout.strip()
-    lines = "".join(f"{p}\n" for p in dict.fromkeys([*sites, str(KIT_ROOT)]))
-    (Path(purelib) / "attnlab-kit.pth").write_text(lines)
+    # one writer at a time: pytest-xdist's workers (and other test runs here) share the folder
+    with open(f"{folder}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not python.exists():
+            done = subprocess.run([base, "-m", "venv", "--without-pip", str(folder)], capture_output=True)
+            if done.returncode != 0:
+                return None
+            folder.chmod(0o755)
+        purelib = subprocess.run(
+            [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+        lines = "".join(f"{p}\n" for p in dict.fromkeys([*sites, str(KIT_ROOT)]))
+        (Path(purelib) / "attnlab-kit.pth").write_text(lines)
     check = subprocess.run(
         [str(python), "-c", "from autograder.sandbox import isolation; print(isolation._user()[0])"],
         cwd="/",

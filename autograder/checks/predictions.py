@@ -40,7 +40,7 @@ def _why(reply: dict[str, Any]) -> str:
     why, fields = reply.get("why"), reply.get("fields")
     if why in probe.WHY and isinstance(fields, dict):
         try:
-            return _(probe.WHY[why]).format(**{str(k): str(v)[:80] for k, v in fields.items()})
+            return probe.sentence(why, {str(k): str(v)[:80] for k, v in fields.items()})
         except (KeyError, IndexError, ValueError):
             pass
     return str(reply.get("detail"))[:300]

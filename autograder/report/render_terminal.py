@@ -15,7 +15,7 @@ import shlex
 import textwrap
 
 from autograder import tasks
-from autograder.i18n import N_, SOURCE, _, language, ngettext
+from autograder.i18n import N_, SOURCE, Nn_, _, counted, language, ngettext
 from autograder.report import failures
 from autograder.report.model import CheckResult, GradeReport, StepResult
 
@@ -36,10 +36,15 @@ SEED_AND_ISOLATION = N_("{seed}. {isolation}")  # both on the line under the tab
 TO_FIX = N_("To fix, step by step:")
 TO_START = N_("Not implemented yet (each step's section of {handout} explains it):")
 STEP_TO_START = N_("{title}: {what}")
-MORE = N_("… and {count} more failed checks: {command}")
-MORE_LISTED = N_("… and {count} more failed checks, each one listed below")  # where every check is shown anyway
+MORE = Nn_("… and {count} more failed check: {command}", "… and {count} more failed checks: {command}")
+MORE_LISTED = Nn_(  # where every check is shown anyway
+    "… and {count} more failed check, listed below", "… and {count} more failed checks, each one listed below"
+)
 RERUN = "attnlab grade {folder} --step {step} --verbose"  # a command: the same in every language
-SAME_CAUSE = N_("(the same for {count} more checks, {points} points in all)")
+SAME_CAUSE = Nn_(
+    "(the same for {count} more check, {points} in all)", "(the same for {count} more checks, {points} in all)"
+)
+POINTS = Nn_("{points} point", "{points} points")
 PASSED_MARK, FAILED_MARK = "✓", "✗"
 
 
@@ -77,9 +82,19 @@ def _wrapped(text: str, indent: str = INDENT) -> list[str]:
     return textwrap.wrap(text, WIDTH, initial_indent=indent, subsequent_indent=indent, break_on_hyphens=False)
 
 
+def points_text(points: float) -> str:
+    """``points`` with its noun, in the form the active language gives that number (3 points, 1 point)."""
+    return counted(POINTS, points).format(points=_points(points))
+
+
+def same_cause(count: int, points: float) -> str:
+    """The note under a failed check that ``count`` more failed for the same cause, worth ``points`` together."""
+    return counted(SAME_CAUSE, count).format(count=count, points=points_text(points))
+
+
 def worth(points: float) -> str:
     """``1 pt``, ``2 pts``, ``0.5 pts`` in the active language."""
-    return ngettext("{points} pt", "{points} pts", 1 if points == 1 else 2).format(points=_points(points))
+    return ngettext("{points} pt", "{points} pts", points).format(points=_points(points))
 
 
 def _check_head(check: CheckResult, mark: str) -> str:
@@ -90,7 +105,7 @@ def _failure_lines(entry: failures.Failure) -> list[str]:
     lines = [_check_head(entry.check, FAILED_MARK)]
     lines += _wrapped(entry.check.message)
     if entry.count > 1:
-        lines += _wrapped(_(SAME_CAUSE).format(count=entry.count - 1, points=_points(entry.points)))
+        lines += _wrapped(same_cause(entry.count - 1, entry.points))
     return lines
 
 
@@ -117,9 +132,11 @@ def _step_failures(group: failures.StepFailures, folder: str | None, lang: str |
         lines += _failure_lines(entry)
     hidden = sum(e.count for e in group.failures[SHOWN_PER_STEP:])
     if hidden and folder is None:
-        lines += _wrapped(_(MORE_LISTED).format(count=hidden), "  ")
+        lines += _wrapped(counted(MORE_LISTED, hidden).format(count=hidden), "  ")
     elif hidden:
-        lines += _wrapped(_(MORE).format(count=hidden, command=rerun_command(folder, step.id, lang)), "  ")
+        lines += _wrapped(
+            counted(MORE, hidden).format(count=hidden, command=rerun_command(folder, step.id, lang)), "  "
+        )
     return lines
 
 

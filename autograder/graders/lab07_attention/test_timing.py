@@ -19,7 +19,7 @@ import pytest
 from autograder import messages
 from autograder.cases import timing as timing_cases
 from autograder.checking import Got, Lab, expect_case, expect_that
-from autograder.i18n import N_, _
+from autograder.i18n import N_, _, ngettext
 from autograder.sandbox import outcome as outcomes
 from autograder.sandbox.client import StudentCallError
 from autograder.timing import analysis, explain, report
@@ -210,9 +210,11 @@ def test_report_consistency(lab: Lab, found: TimingReport | ReportError) -> None
     expect_that(
         _about(lab, _("{first} and {second}").format(first="decoding.speedup_last", second="speedup_total")),
         np.isclose(decoding.speedup_last, last, rtol=1e-6) and np.isclose(decoding.speedup_total, total, rtol=1e-6),
-        _("the speed-ups of the reported latencies, {last} at the last {block} tokens and {total} in total").format(
-            last=f"{last:.4g}", block=decoding.block, total=f"{total:.4g}"
-        ),
+        ngettext(
+            "the speed-ups of the reported latencies, {last} at the last {block} token and {total} in total",
+            "the speed-ups of the reported latencies, {last} at the last {block} tokens and {total} in total",
+            decoding.block,
+        ).format(last=f"{last:.4g}", block=decoding.block, total=f"{total:.4g}"),
         _("{first} and {second}").format(first=f"{decoding.speedup_last:.4g}", second=f"{decoding.speedup_total:.4g}"),
     )
 
@@ -313,16 +315,22 @@ def test_memory(lab: Lab, found: TimingReport | ReportError) -> None:
         expect_that(
             _about(lab, _("the naive head's peak memory at n = {n}").format(n=int(n))),
             peak >= scores,
-            _("at least one float32 score matrix, 4 n^2 = {bytes} bytes").format(bytes=int(scores)),
-            _("{bytes} bytes").format(bytes=int(peak)) + _(explain.MEMORY_LOW),
+            ngettext(
+                "at least one float32 score matrix, 4 n^2 = {bytes} byte",
+                "at least one float32 score matrix, 4 n^2 = {bytes} bytes",
+                int(scores),
+            ).format(bytes=int(scores)),
+            ngettext("{bytes} byte", "{bytes} bytes", int(peak)).format(bytes=int(peak)) + _(explain.MEMORY_LOW),
         )
     largest = int(np.argmax(memory.ns))
     naive, sdpa = memory.allocated["naive"][largest], memory.allocated["sdpa"][largest]
     expect_that(
         _about(lab, _("SDPA's peak memory at n = {n}").format(n=int(memory.ns[largest]))),
         sdpa <= naive / 2,
-        _("at most half the naive head's {bytes} bytes").format(bytes=int(naive)),
-        _("{bytes} bytes").format(bytes=int(sdpa)) + _(explain.MEMORY_SDPA),
+        ngettext(
+            "at most half the naive head's {bytes} byte", "at most half the naive head's {bytes} bytes", int(naive)
+        ).format(bytes=int(naive)),
+        ngettext("{bytes} byte", "{bytes} bytes", int(sdpa)).format(bytes=int(sdpa)) + _(explain.MEMORY_SDPA),
     )
 
 
@@ -335,9 +343,9 @@ def test_decoding_tokens(lab: Lab, found: TimingReport | ReportError) -> None:
     expect_that(
         _about(
             lab,
-            _("the {count} tokens of {first} and {second}").format(
-                count=len(without), first="decoding.without_cache", second="decoding.with_cache"
-            ),
+            ngettext(
+                "the {count} token of {first} and {second}", "the {count} tokens of {first} and {second}", len(without)
+            ).format(count=len(without), first="decoding.without_cache", second="decoding.with_cache"),
         ),
         first is None,
         _("the same tokens from both runs"),
@@ -395,16 +403,23 @@ def test_decoding_latency(lab: Lab, found: TimingReport | ReportError) -> None:
     expect_that(
         _about(
             lab,
-            _("the speed-up at token {token} (medians of the last {block} tokens)").format(
-                token=decoding.n_tokens, block=decoding.block
-            ),
+            ngettext(
+                "the speed-up at token {token} (median of the last {block} token)",
+                "the speed-up at token {token} (medians of the last {block} tokens)",
+                decoding.block,
+            ).format(token=decoding.n_tokens, block=decoding.block),
         ),
         decoding.speedup_last >= windows.speedup_last_min,
         _(AT_LEAST).format(value=f"{windows.speedup_last_min:g}"),
         f"{decoding.speedup_last:.3g}{_(explain.SPEEDUP_LOW)}",
     )
     expect_that(
-        _about(lab, _("the total speed-up over {count} tokens").format(count=decoding.n_tokens)),
+        _about(
+            lab,
+            ngettext(
+                "the total speed-up over {count} token", "the total speed-up over {count} tokens", decoding.n_tokens
+            ).format(count=decoding.n_tokens),
+        ),
         decoding.speedup_total >= windows.speedup_total_min,
         _(AT_LEAST).format(value=f"{windows.speedup_total_min:g}"),
         f"{decoding.speedup_total:.3g}{_(explain.SPEEDUP_LOW)}",
@@ -459,7 +474,9 @@ def test_remeasurement(lab: Lab, found: TimingReport | ReportError, grading_devi
         )
         got = lab.call("time_attention", n, attention.d, device, REMEASURE_REPEATS, kind=kind, text=text)
         _within_factor(lab, got, _positive(got), float(attention.series[name].median[largest]), _("a median"))
-    text = _("{call} (re-measured now, {count} times)").format(
+    text = ngettext(
+        "{call} (re-measured now, {count} time)", "{call} (re-measured now, {count} times)", decoding.rounds
+    ).format(
         call=f"time_decoding({REMEASURE_TOKENS}, d_model={decoding.d_model}, use_cache=False, device={device!r})",
         count=decoding.rounds,
     )
@@ -477,7 +494,11 @@ def test_remeasurement(lab: Lab, found: TimingReport | ReportError, grading_devi
         expect_that(
             got,
             ok,
-            _("a list of {count} positive per-token seconds").format(count=REMEASURE_TOKENS),
+            ngettext(
+                "a list of {count} positive per-token second",
+                "a list of {count} positive per-token seconds",
+                REMEASURE_TOKENS,
+            ).format(count=REMEASURE_TOKENS),
             _("something else"),
         )
         runs.append(value)

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from autograder.i18n import N_
+from autograder.i18n import N_, Nn_, _, counted
 from autograder.sandbox.probes import Load, probe
 
 MAX_ITEMS = 64  # numbers and strings in one answer, all levels together
@@ -29,24 +29,37 @@ MAX_CHARS = 200  # one string answer
 MAX_KEYS = 20  # keys listed when an entry is missing
 NAME = "PREDICTIONS"
 # Why a reply holds no answer, as the sentences the grader shows (filled with the reply's ``fields``).
-WHY = {
-    "too_many": N_("an answer with more than {limit} items"),
-    "long_string": N_("a string of {length} characters (at most {limit})"),
+WHY: dict[str, str | tuple[str, str]] = {
+    "too_many": Nn_("an answer with more than {limit} item", "an answer with more than {limit} items"),
+    "long_string": Nn_(
+        "a string of {length} character (at most {limit})", "a string of {length} characters (at most {limit})"
+    ),
     "array": N_("an array of dtype {dtype} and shape {shape} (write a plain literal)"),
-    "nested": N_("lists nested more than {limit} deep"),
+    "nested": Nn_("lists nested more than {limit} level deep", "lists nested more than {limit} deep"),
     "object": N_("an object of type {type} (write a plain literal: a number, a string, a list or a tuple)"),
     "undefined": N_("predictions.py defines no {name}"),
     "not_a_dict": N_("{name} is an object of type {type}, not a dict"),
 }
+COUNT_FIELD = {"too_many": "limit", "long_string": "length", "nested": "limit"}  # the number that picks the form
 KEY_OF_TYPE = N_("a key of type {type}")  # a key of PREDICTIONS that is not a string, when an entry is missing
 NO_KEYS = N_("none")
+
+
+def sentence(why: str, fields: dict[str, Any]) -> str:
+    """The sentence of ``why`` (a key of :data:`WHY`) in the active language, filled with ``fields``.
+
+    Raises ValueError or KeyError when ``fields`` lack what the sentence needs.
+    """
+    text = WHY[why]
+    chosen = counted(text, float(fields[COUNT_FIELD[why]])) if isinstance(text, tuple) else _(text)
+    return chosen.format(**fields)
 
 
 class NotPlain(Exception):
     """An answer that is not plain data; ``why`` (a key of :data:`WHY`) and ``fields`` say what it is."""
 
     def __init__(self, why: str, **fields: Any) -> None:
-        super().__init__(WHY[why].format(**fields))
+        super().__init__(sentence(why, fields))
         self.why, self.fields = why, fields
 
 
@@ -76,7 +89,7 @@ def _plain(value: Any, depth: int, budget: list[int]) -> Any:
 
 def _refused(status: str, why: str, **fields: Any) -> dict:
     """A reply without an answer: the English ``detail``, and ``why`` and ``fields`` for the grader's words."""
-    return {"status": status, "value": None, "detail": WHY[why].format(**fields), "why": why, "fields": fields}
+    return {"status": status, "value": None, "detail": sentence(why, fields), "why": why, "fields": fields}
 
 
 @probe
