@@ -15,6 +15,7 @@ child knows none).
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import numpy as np
@@ -120,3 +121,88 @@ def prediction(load: Load, question_id: str) -> dict:
         return {"status": "ok", "value": _plain(answer, 0, [MAX_ITEMS]), "detail": ""}
     except NotPlain as error:
         return _refused("not_plain", error.why, **error.fields)
+
+
+class _Module:
+    """One of the student's modules as a question's ``compute`` code sees it: it notes each function it hands out."""
+
+    def __init__(self, name: str, module: Any, used: list[str]) -> None:
+        self._name, self._module, self._used = name, module, used
+
+    def __getattr__(self, attribute: str) -> Any:
+        value = getattr(self._module, attribute)
+        if f"{self._name}.{attribute}" not in self._used:
+            self._used.append(f"{self._name}.{attribute}")
+        return value
+
+
+class _Modules:
+    """The student's modules under the name the compute code uses for them (``ref.scaling.attention``)."""
+
+    def __init__(self, load: Load, used: list[str]) -> None:
+        self._load, self._used = load, used
+
+    def __getattr__(self, name: str) -> _Module:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return _Module(name, self._load(name), self._used)
+
+
+class _Chapter:
+    """The chapter's values as the compute code reads them (``chapter.inputs("RU_Q")``, ``chapter.value(id)``).
+
+    The grader sends the catalog's text with the call: student code runs in this child, which reads none of the
+    kit's files once it has started, so :mod:`autograder.chapter` cannot load it here.
+    """
+
+    def __init__(self, catalog: str) -> None:
+        self._values = json.loads(catalog)
+
+    def inputs(self, name: str) -> np.ndarray:
+        return np.asarray(self._values["_inputs"][name], dtype=float)
+
+    def value(self, entry: str) -> Any:
+        raw = self._values[entry]
+        try:
+            return np.asarray(raw, dtype=float)
+        except (TypeError, ValueError):
+            return raw
+
+
+@probe
+def own_value(load: Load, compute: str, catalog: str) -> dict:
+    """What a question's ``compute`` code gives with the student's own modules in place of the reference.
+
+    ``compute`` is the question's trusted code from ``data/predictions.toml``, sent by the grader (an
+    expression, or statements that assign ``answer``); ``catalog`` is the text of the chapter's values
+    (its inputs and the values the questions name), for the code's ``chapter``. The reply:
+    ``{"status": ..., "value": ..., "used": [...]}`` where ``used`` names the student's functions it called
+    (``"kv_cache.kv_cache_bytes"``) and ``status`` is
+    ``"ok"`` (``value`` is plain data), ``"raised"`` (``error`` and ``detail``: the exception's type and message)
+    or ``"not_plain"`` (``why`` and ``fields``, as for :func:`prediction`).
+    """
+    used: list[str] = []
+    scope: dict[str, Any] = {"ref": _Modules(load, used), "np": np, "chapter": _Chapter(catalog)}
+    try:
+        try:
+            code, expression = compile(compute, "<question compute>", "eval"), True
+        except SyntaxError:
+            code, expression = compile(compute, "<question compute>", "exec"), False
+        with np.errstate(all="ignore"):
+            if expression:
+                value = eval(code, scope)  # the kit's own question code; the student's functions it calls are theirs
+            else:
+                exec(code, scope)
+                value = scope.get("answer")
+    except Exception as error:  # the student's function raised (or returned what the question code cannot use)
+        return {
+            "status": "raised",
+            "value": None,
+            "error": type(error).__name__,
+            "detail": str(error)[:200],
+            "used": used,
+        }
+    try:
+        return {"status": "ok", "value": _plain(value, 0, [MAX_ITEMS]), "detail": "", "used": used}
+    except NotPlain as failure:
+        return {**_refused("not_plain", failure.why, **failure.fields), "used": used}
