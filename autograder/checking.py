@@ -19,7 +19,7 @@ from autograder import cases, diagnose, messages
 from autograder.diagnose import catalog, relations
 from autograder.diagnose import context as call_context
 from autograder.evidence import RECORDER, Evidence, keepable
-from autograder.i18n import N_, _
+from autograder.i18n import N_, _, counted
 from autograder.sandbox import outcome as outcomes
 from autograder.sandbox.client import Sandbox
 from autograder.sandbox.protocol import Unsupported
@@ -59,6 +59,11 @@ class CheckFailed(AssertionError):
         self.outcome, self.function = outcome, function
 
 
+class NeedsReview(CheckFailed):
+    """The check's evidence cannot be verified here (a report from a device this grader lacks): 0 points, shown
+    as *for review* until a person or a grader with that device confirms it."""
+
+
 @dataclass
 class Got:
     """A value that came back from student code, and the call that produced it."""
@@ -87,6 +92,10 @@ class Got:
         message = messages.failure(self.step, self.call, expected, got, text, how)
         raise CheckFailed(message, mistake_id, evidence, _(not_started) if not_started else "")
 
+    def review(self, expected: str, got: str) -> NoReturn:
+        """Mark the check *for review* (:class:`NeedsReview`): ``got`` says why it cannot be verified here."""
+        raise NeedsReview(messages.failure(self.step, self.call, expected, got))
+
     def no_result(
         self, outcome: outcomes.Failure, function: str, called: str, expected: str = messages.A_RESULT
     ) -> NoReturn:
@@ -107,7 +116,9 @@ class Got:
         value = self.value
         shown = [_(name) for name in names]
         if not isinstance(value, (tuple, list)) or len(value) != len(names):
-            self.fail(_(messages.A_TUPLE).format(count=len(names), names=", ".join(shown)), describe(value))
+            self.fail(
+                counted(messages.A_TUPLE, len(names)).format(count=len(names), names=", ".join(shown)), describe(value)
+            )
         return [Got(self.step, f"{self.call} -> {name}", v, self.output, self.context) for name, v in zip(shown, value)]
 
     def array(self, shape: tuple[int, ...] | None = None) -> np.ndarray:
@@ -163,7 +174,7 @@ def describe(value: Any) -> str:
     if isinstance(value, Unsupported):
         return _(messages.AN_OBJECT).format(type=value.type_name)
     if isinstance(value, (tuple, list)):
-        return _(messages.A_SEQUENCE).format(type=type(value).__name__, count=len(value))
+        return counted(messages.A_SEQUENCE, len(value)).format(type=type(value).__name__, count=len(value))
     if value is None:
         return "None"
     return f"{type(value).__name__} {messages.short(value)}"

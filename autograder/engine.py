@@ -28,7 +28,7 @@ import numpy as np
 import pytest
 
 from autograder import grader_fixtures, intake, lanes, messages, stubbed, submission, tasks
-from autograder.checking import CheckFailed, Lab
+from autograder.checking import CheckFailed, Lab, NeedsReview
 from autograder.checklist import MARKERS, points_of, step_of, title_of
 from autograder.evidence import RECORDER
 from autograder.i18n import N_, _
@@ -228,6 +228,7 @@ class GradingPlugin:
                 call_failure=failure,
                 evidence=error.evidence,
                 not_started=error.not_started,
+                review=isinstance(error, NeedsReview),
                 **common,
             )
         detail = f"{type(error).__name__}: {error}" if error is not None else report.longreprtext.splitlines()[-1:]

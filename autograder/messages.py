@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from autograder import intake, safefs, tasks
-from autograder.i18n import N_, _, language
+from autograder.i18n import N_, Nn_, _, counted, language
 from autograder.sandbox import outcome as outcomes
 from autograder.tasks import Step, handout_link
 
@@ -28,12 +28,12 @@ OUTPUT_NOTE = N_(" Your code printed: {output}")
 ARRAY = N_("array of shape {shape} {values}")
 NOT_IMPLEMENTED = N_("{functions}: not implemented yet — handout section '{title}' ({handout})")
 # What a check expected when a value came back in the wrong form, and how that value is named.
-A_TUPLE = N_("a tuple of {count} ({names})")
+A_TUPLE = Nn_("a tuple of {count} ({names})", "a tuple of {count} ({names})")
 AN_ARRAY, AN_ARRAY_OF_SHAPE, OF_SHAPE = N_("an array"), N_("an array of shape {shape}"), N_("shape {shape}")
 A_NUMBER = N_("a number")
 ARRAY_OF_DTYPE = N_("an array of dtype {dtype} and shape {shape}")
 AN_OBJECT = N_("an object of type {type}")
-A_SEQUENCE = N_("a {type} of {count} items")
+A_SEQUENCE = Nn_("a {type} of {count} item", "a {type} of {count} items")
 AT_ENTRY = N_("{value} at {where}")  # one entry of an array: "0.25 at [1, 2, 4]"
 MAX_VALUE_CHARS = 160
 # numpy 2 writes a scalar as np.int64(5) inside a tuple or list; its 1.25 print mode writes 5, as people do.
@@ -187,7 +187,10 @@ EXITED = N_("ended the grading process with exit code {code} (os._exit or a cras
 REFUSED = N_("tried something the grading sandbox does not allow ({reason})")
 UNISOLATED = N_("could not run: the grading sandbox could not isolate it on this machine ({reason})")
 TOO_LARGE = N_("returned more data than the grader accepts ({limit} MiB)")
-TOO_MUCH_OUTPUT = N_("printed {count} characters, more than the grader accepts in one call ({limit})")
+TOO_MUCH_OUTPUT = Nn_(
+    "printed {count} character, more than the grader accepts in one call ({limit})",
+    "printed {count} characters, more than the grader accepts in one call ({limit})",
+)
 MALFORMED = N_("your code returned something the grader cannot read ({detail})")
 NOT_TAKEN_IN = N_(
     "could not run: {file} in your hand-in is {what}, and the grader takes in only regular files and folders "
@@ -265,7 +268,7 @@ def _predicate(outcome: outcomes.Failure, function: str) -> str:
     if isinstance(outcome, outcomes.TooLarge):
         return _(TOO_LARGE).format(limit=f"{outcome.limit_bytes / (1 << 20):g}")
     if isinstance(outcome, outcomes.TooMuchOutput):
-        return _(TOO_MUCH_OUTPUT).format(count=outcome.chars, limit=outcome.limit_chars)
+        return counted(TOO_MUCH_OUTPUT, outcome.chars).format(count=outcome.chars, limit=outcome.limit_chars)
     if isinstance(outcome, outcomes.NotTakenIn):
         return _(NOT_TAKEN_IN).format(file=outcome.file, what=_(LEFT_OUT_KINDS.get(outcome.what, LEFT_OUT_OTHER)))
     if isinstance(outcome, outcomes.WroteTooMuch):
@@ -310,13 +313,17 @@ LEFT_OUT_NOTE = N_(
     "{file} was left out of your hand-in: it is {what}, and the grader takes in only regular files and folders "
     "(links are not followed)"
 )
-HAND_IN_TOO_DEEP = N_(
+HAND_IN_TOO_DEEP = Nn_(
+    "Your hand-in was not graded: its folders are nested more than {limit} level deep ({path}). Hand in the lab "
+    "folder itself.",
     "Your hand-in was not graded: its folders are nested more than {limit} deep ({path}). Hand in the lab folder "
-    "itself."
+    "itself.",
 )
-HAND_IN_TOO_MANY = N_(
+HAND_IN_TOO_MANY = Nn_(
+    "Your hand-in was not graded: it holds more than {limit} file or folder (at {path}). Hand in the lab folder "
+    "without data sets or installed packages.",
     "Your hand-in was not graded: it holds more than {limit} files and folders (at {path}). Hand in the lab folder "
-    "without data sets or installed packages."
+    "without data sets or installed packages.",
 )
 HAND_IN_TOO_LARGE = N_(
     "Your hand-in was not graded: it holds more than {limit} MiB (at {path}). Hand in the lab folder without data "
@@ -334,9 +341,9 @@ def hand_in_refused(refused: intake.HandInRefused) -> str:
     """Why a hand-in was not taken in at all, as one sentence (the finder's own sentence when it found no lab
     files)."""
     if refused.kind == intake.TOO_DEEP:
-        return _(HAND_IN_TOO_DEEP).format(limit=refused.limit, path=refused.path)
+        return counted(HAND_IN_TOO_DEEP, refused.limit).format(limit=refused.limit, path=refused.path)
     if refused.kind == intake.TOO_MANY:
-        return _(HAND_IN_TOO_MANY).format(limit=refused.limit, path=refused.path)
+        return counted(HAND_IN_TOO_MANY, refused.limit).format(limit=refused.limit, path=refused.path)
     if refused.kind == intake.TOO_LARGE:
         return _(HAND_IN_TOO_LARGE).format(limit=f"{refused.limit / (1 << 20):g}", path=refused.path)
     if refused.kind == intake.UNREADABLE:

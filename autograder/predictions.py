@@ -8,9 +8,11 @@ runs in the grading process:
 - :func:`load` validates the file; a malformed entry is a :class:`QuestionError`
   that names the file, the question and the field.
 - :func:`compute` runs a question's ``compute`` code (instructor-written,
-  trusted) against the reference solution. That happens when the snapshot is
-  made (``attnlab snapshot --module predictions``), since students grade
-  without the reference; :func:`expected` reads the snapshot back.
+  trusted) against the reference solution: only the hidden check does, on the
+  instructor's side. No expected answer is stored anywhere the student kit
+  ships (no snapshot); the public check runs the same code against the
+  student's own modules, in the sandbox
+  (:func:`autograder.sandbox.probes.predictions.own_value`).
 - :func:`normalise`, :func:`agrees` and :func:`diagnose` judge a student's
   answer. Answers arrive from the sandbox as plain data (numbers, strings,
   lists) and are compared, never evaluated.
@@ -33,7 +35,7 @@ try:
 except ModuleNotFoundError:  # Python 3.10: the same parser, from PyPI
     import tomli as tomllib
 
-from autograder import cases, chapter, messages, tasks
+from autograder import chapter, messages, tasks
 from autograder.diagnose.predictions import MISTAKES
 from autograder.i18n import N_, _
 
@@ -48,7 +50,6 @@ KINDS = {
 REQUIRED = ("id", "points", "section", "short", "text", "answer", "kind", "compute")
 OPTIONAL = ("tolerance", "choices", "wrong", "chapter")
 ID = re.compile(r"^[a-z][a-z0-9_]*$")
-CASE_PREFIX = "prediction_"  # snapshot case of question "x": "prediction_x"
 
 
 class QuestionError(ValueError):
@@ -245,30 +246,6 @@ def compute(question: Question, ref: Any) -> Any:
         return normalise(question, _plain(value))
     except AnswerFormError as error:
         raise QuestionError(f"question {question.id!r}: field 'compute' gives {error}, not {question.answer}") from None
-
-
-def case_name(question: Question) -> str:
-    """The snapshot case holding the question's computed value."""
-    return CASE_PREFIX + question.id
-
-
-def as_array(question: Question, value: Any) -> np.ndarray:
-    """A normalised value as the array the snapshot stores."""
-    return np.asarray(
-        value, dtype=str if question.kind == "choice" else int if question.kind in ("shape", "indices") else float
-    )
-
-
-def expected(question: Question) -> Any:
-    """The question's computed value, read from the snapshot (no reference needed)."""
-    try:
-        stored = cases.expected(case_name(question))
-    except KeyError:
-        raise LookupError(
-            f"the snapshot has no computed value for question {question.id!r}: run `attnlab snapshot "
-            "--module predictions`"
-        ) from None
-    return normalise(question, _plain(stored))
 
 
 def _plain(value: Any) -> Any:

@@ -22,8 +22,16 @@ QUESTIONS = (
 )  # predict-first questions; instructors may add their own
 
 
+PREDICTION_HIDDEN_SHARE = 0.5  # of each question's points: the instructor's check against the reference
+
+
 def _prediction_points() -> float:
-    """The predictions step is worth the sum of its questions' points (the data file decides)."""
+    """The predictions step is worth the sum of its questions' points (the data file decides).
+
+    Each question's points are split: the public check (the prediction agrees with what the student's own code
+    computes) carries ``1 - PREDICTION_HIDDEN_SHARE`` of them, the hidden check (it agrees with the reference)
+    the rest.
+    """
     with QUESTIONS.open("rb") as file:
         return float(sum(q["points"] for q in tomllib.load(file)["question"]))
 
@@ -134,7 +142,7 @@ STEPS: tuple[Step, ...] = (
         "predictions",
         "Predict first, then check",
         _prediction_points(),
-        0,
+        _prediction_points() * PREDICTION_HIDDEN_SHARE,
         ("PREDICTIONS",),
         child_torch=True,  # a question may be checked by running any of the student's modules (kv_cache is torch)
     ),

@@ -19,6 +19,7 @@ Then it prints the profile of the reference's and the stubs' grades (``bench/gra
 phase, step and fixed cost takes, for the README's table.
 
     python bench/grade_overhead.py [--repeats 5] [--single softmax --single kv_cache] [--all-steps] [--no-profile]
+        [--without-speedups]
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ import statistics
 import subprocess
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -45,27 +46,38 @@ SINGLE = ("softmax", "kv_cache")  # one numpy step, one torch step
 STEP_MARGIN_S = 1.5
 
 
-def wall(command: list[str], cwd: Path = ROOT) -> float:
+# What --without-speedups turns off, to measure before and after in one alternating run: the early start of the
+# fork servers (autograder/cli/early.py) and the remembered bubblewrap probe (autograder/sandbox/probecache.py).
+WITHOUT_SPEEDUPS = {"ATTNLAB_EARLY": "0", "ATTNLAB_PROBE_CACHE": "0"}
+
+
+def wall(command: list[str], cwd: Path = ROOT, env: dict[str, str] | None = None) -> float:
     """Wall seconds of one command run in ``cwd`` (it must succeed; its output is discarded)."""
     start = time.perf_counter()
-    subprocess.run(command, cwd=cwd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(
+        command, cwd=cwd, env={**os.environ, **(env or {})}, check=True, stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )  # fmt: skip
     return time.perf_counter() - start
 
 
-def measured(command: list[str], cwd: Path = ROOT) -> tuple[float, float | None]:
+def measured(command: list[str], cwd: Path = ROOT, env: dict[str, str] | None = None) -> tuple[float, float | None]:
     """Wall seconds of ``command`` and, where a cpuacct cgroup can be made, the CPU seconds of everything it
     started (None elsewhere)."""
     group = CPUACCT / f"attnlab-overhead-{os.getpid()}-{time.monotonic_ns()}"
     try:
         group.mkdir()
     except OSError:
-        return wall(command, cwd), None
+        return wall(command, cwd, env), None
 
     def enter() -> None:
         (group / "cgroup.procs").write_text(str(os.getpid()))
 
     started = time.perf_counter()
-    subprocess.run(command, cwd=cwd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=enter)
+    subprocess.run(
+        command, cwd=cwd, env={**os.environ, **(env or {})}, check=True, stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL, preexec_fn=enter,
+    )  # fmt: skip
     seconds = time.perf_counter() - started
     cpu = None
     for _ in range(50):  # the fork servers' last processes leave the group once they have exited
@@ -89,6 +101,7 @@ class Command:
     floor: str | None = None  # the label of its floor
     max_ratio: float | None = None
     max_extra_s: float | None = None
+    env: dict[str, str] = field(default_factory=dict)
     walls: list[float] = field(default_factory=list)
     cpus: list[float] = field(default_factory=list)
 
@@ -101,7 +114,7 @@ def grade(folder: str, *steps: str) -> list[str]:
     return [sys.executable, "-m", "autograder", "grade", folder, *[a for s in steps for a in ("--step", s)]]
 
 
-def commands(singles: tuple[str, ...]) -> list[Command]:
+def commands(singles: tuple[str, ...], without_speedups: bool = False) -> list[Command]:
     both, numpy = "floor numpy+torch", "floor numpy"
     found = [
         Command(both, [sys.executable, "-c", "import numpy, torch"]),
@@ -113,6 +126,12 @@ def commands(singles: tuple[str, ...]) -> list[Command]:
     for step in singles:
         floor = both if tasks.step(step).torch else numpy
         found.append(Command(f"--step {step}, reference", grade(SOLUTIONS, step), floor, max_extra_s=STEP_MARGIN_S))
+    if without_speedups:  # the same grades with this round's speed-ups off, alternating with the others
+        found += [
+            replace(command, label=f"{command.label} (before)", env=WITHOUT_SPEEDUPS, walls=[], cpus=[])
+            for command in found
+            if command.floor
+        ]
     return found
 
 
@@ -136,15 +155,21 @@ def main() -> None:
         action="store_true",
         help="skip the profiles (bench/grade_profile.py of the reference and stubs)",
     )
+    parser.add_argument(
+        "--without-speedups",
+        action="store_true",
+        help="also time each grade with the early start and the remembered probe off (ATTNLAB_EARLY=0, "
+        "ATTNLAB_PROBE_CACHE=0): before and after in one run",
+    )
     args = parser.parse_args()
     singles = tuple(tasks.BY_ID) if args.all_steps else tuple(args.single or SINGLE)
-    bench = commands(singles)
+    bench = commands(singles, args.without_speedups)
     for command in bench:  # warm the file cache (and the kit's bytecode) once
-        wall(command.argv)
+        wall(command.argv, env=command.env)
     loads = [os.getloadavg()[0]]
     for _ in range(args.repeats):
         for command in bench:  # alternating: every command sees the same load over the run
-            seconds, cpu = measured(command.argv)
+            seconds, cpu = measured(command.argv, env=command.env)
             command.walls.append(seconds)
             if cpu is not None:
                 command.cpus.append(cpu)

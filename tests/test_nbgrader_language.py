@@ -65,3 +65,36 @@ def test_the_grader_process_takes_the_course_language(tmp_path) -> None:
     assert run.language_for({"private": str(tmp_path)}) == "tr"
     assert run.language_for({"private": str(tmp_path), "lang": "en"}) == "en"
     assert json.loads(Settings().to_json())["language"] == "en"
+
+
+TRANSLATED = [lang for lang in i18n.LANGUAGES if lang != i18n.SOURCE]  # tr, then id and ru once their catalogs are in
+
+
+@pytest.mark.parametrize("lang", TRANSLATED)
+def test_every_languages_notebook_asks_for_its_feedback_and_links_its_handout(lang: str) -> None:
+    book = notebook.build(lang=lang)
+    assert f"handouts/lab07_attention.{lang}.md" in book.cells[0].source
+    grade = next(c for c in book.cells if c.cell_type == "code" and 'grade("softmax"' in c.source)
+    assert f'grade("softmax", private, lang="{lang}")' in grade.source
+    assert notebook.steps_of(book) == list(tasks.BY_ID)
+    with i18n.using(lang):
+        assert i18n._(tasks.step("mask").title) != "Causal mask"  # the notebook and its feedback are translated
+
+
+@pytest.mark.parametrize("lang", TRANSLATED)
+def test_the_course_language_and_a_students_own_choice(lang: str, tmp_path) -> None:
+    private = Private(tmp_path)
+    private.settings_file.write_text(Settings(language=lang).to_json(), encoding="utf-8")
+    assert run.language_for({"private": str(tmp_path)}) == lang
+    other = next(code for code in i18n.LANGUAGES if code != lang)
+    assert run.language_for({"private": str(tmp_path), "lang": other}) == other  # a student's lang= wins
+
+
+@pytest.mark.parametrize("lang", TRANSLATED)
+def test_the_score_line_takes_the_languages_plural_form(lang: str) -> None:
+    report = one_step_report(failed_check(None))
+    with i18n.using(lang):
+        text = cells._feedback(tasks.step("softmax"), report, report.steps[0], 0.0, "", public_only=True)
+        expected = i18n.counted(cells.SCORE_LINE, tasks.step("softmax").public_points)
+    head = expected.format(title=i18n._(tasks.step("softmax").title), earned="0", possible="7")
+    assert text.startswith(head)

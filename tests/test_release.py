@@ -171,3 +171,75 @@ def test_a_students_install_grades_the_stubs_zero_and_the_reference_full(
     assert reference_run.returncode == 0, reference_run.stderr
     results = json.loads(open(bundle_copy / LAB / "reference.json", encoding="utf-8").read())
     assert results["score"] == results["max_score"] == tasks.total_points(public_only=True), reference_run.stdout
+
+
+# -- expected answers of the predict-first step, and the engine judged like any released text ------------------
+
+
+def test_the_scan_fails_on_a_planted_answer_in_every_form(tmp_path: Path) -> None:
+    import numpy as np
+
+    from autograder import predictions
+    from autograder.reference import Reference
+
+    secrets = leaks.Secrets.of(kit.KIT)
+    ref = Reference(kit.SOLUTIONS, tasks.MODULES)
+    (kv,) = [q for q in predictions.load() if q.id == "kv_cache_gb"]
+    value = predictions.compute(kv, ref)
+    assert any(a.question == "kv_cache_gb" for a in secrets.answers)
+    bytes_ = round(value * 1e9)
+    for text in (
+        f"the cache takes {value} GB",
+        f"about {value:.3g} GB",
+        f"{value:.4f}",
+        f"{value:.3e}",
+        f"{value:.3g}".replace(".", ","),  # the Turkish handout's decimal comma
+        f"{bytes_} bytes",
+        f"{bytes_:,} bytes",
+        f"ANSWERS = {{'kv_cache_gb': {value:.5g}}}",
+    ):
+        found = leaks.scan_text("README.md", text, secrets)
+        assert found == [f"README.md: holds the expected answer of prediction 'kv_cache_gb' ({found[0].split('(')[-1]}"]
+        assert leaks.scan_text("autograder/x.py", text, secrets, engine=True), text
+    for text in (f"{value:.2g} GB", "2.6875", f"1{value:.3g}", "version 12.684"):  # too short, or another number
+        assert leaks.scan_text("README.md", text, secrets) == [], text
+    planted = tmp_path / "planted"
+    planted.mkdir()
+    np.savez_compressed(planted / "snapshot.npz", **{"prediction_kv_cache_gb/expected": np.asarray(value)})
+    np.save(planted / "answer32.npy", np.asarray([value], dtype=np.float32))
+    (planted / "blob.bin").write_bytes(b"\0" * 7 + np.asarray(value).tobytes())
+    with zipfile.ZipFile(planted / "attnlab-0-py3-none-any.whl", "w") as wheel:
+        wheel.writestr("autograder/data/snapshots/predictions.npz", (planted / "snapshot.npz").read_bytes())
+    found = leaks.scan_folder(planted, secrets)
+    for name in ("snapshot.npz!", "answer32.npy", "blob.bin", "attnlab-0-py3-none-any.whl!"):
+        assert any(p.startswith(name) and "'kv_cache_gb' (as a float)" in p for p in found), (name, found)
+
+
+def test_the_public_engine_holds_no_answer_and_no_three_solution_lines() -> None:
+    secrets = leaks.Secrets.of(kit.KIT)
+    problems = [
+        problem
+        for path in contents.public_files(PACKAGE)
+        for problem in leaks.scan_bytes(
+            "autograder/" + path.relative_to(PACKAGE).as_posix(), path.read_bytes(), secrets, engine=True
+        )
+    ]
+    assert problems == []
+    assert not (PACKAGE / "data" / "snapshots" / "predictions.npz").exists()
+    # the old mistake generator of the reference check held torch_attention's kernel table and loop: a leak now
+    old = """
+    names = {
+        SDPBackend.FLASH_ATTENTION: "flash",
+        SDPBackend.EFFICIENT_ATTENTION: "efficient",
+        SDPBackend.CUDNN_ATTENTION: "cudnn",
+        SDPBackend.MATH: "math",
+    }
+    found = set()
+    for backend, name in names.items():
+"""
+    (problem,) = leaks.scan_text("autograder/diagnose/reference_check.py", old, secrets, engine=True)
+    assert "holds the solution region of reference_check.torch_attention" in problem
+    solution = (kit.SOLUTIONS / "softmax.py").read_text(encoding="utf-8")
+    spread = [line for line in stubs.solution_lines(solution) if len(line) >= leaks.RUN_LINE]
+    mixed = "\n".join([spread[0], *next(iter(secrets.regions.values()))[:1], spread[-1]])  # lines of two regions
+    assert leaks.scan_text("autograder/helpers.py", mixed, secrets, engine=True)

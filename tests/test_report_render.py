@@ -42,8 +42,7 @@ def test_a_stubbed_function_is_reported_once_per_step_not_once_per_check() -> No
     )
     lines = text.splitlines()
     assert "Not implemented yet (each step's section of handouts/lab07_attention.md explains it):" in lines
-    assert "  Scaled dot-product attention: project, scores, attention" in lines
-    assert "  Causal mask: causal_mask" in lines
+    assert "  scaling.py: project, scores, attention · mask.py: causal_mask" in lines
     assert "message of" not in text and "To fix" not in text
 
 
@@ -51,7 +50,7 @@ def test_work_not_started_is_one_line_with_the_graders_words() -> None:
     waiting = [check("timing", f"test_{i}", not_started="no reports/timing.json yet") for i in range(5)]
     wrong = check("timing", "test_slope", message="the slope is off")
     text = render.table(report(StepResult(tasks.step("timing"), (*waiting, wrong))))
-    assert "  Timing attention: no reports/timing.json yet" in text.splitlines()
+    assert "  timing.py: no reports/timing.json yet" in text.splitlines()
     assert text.count("no reports/timing.json yet") == 1 and "the slope is off" in text
 
 
@@ -122,7 +121,7 @@ def test_turkish_table_headings_and_lines() -> None:
     with i18n.using("tr"):
         text = render.table(report(stubbed_step("softmax", ("softmax",))))
     assert "adım" in text and "alınan" in text and "Toplam" in text
-    assert "  Softmax: softmax" in text.splitlines()
+    assert "  softmax.py: softmax" in text.splitlines()
     assert "handouts/lab07_attention.tr.md" in text and "yazılmadı" in text
 
 

@@ -35,6 +35,7 @@ TITLE = tasks.step(STEP).title
 QUESTIONS = predictions.load()
 SOLUTION = kit.SOLUTIONS / "predictions.py"
 GRADER = kit.ROOT / "autograder" / "graders" / tasks.LAB / "test_predictions.py"
+HIDDEN_GRADER = kit.HIDDEN / "test_predictions_hidden.py"
 
 
 def _grade(folder: Path) -> GradeReport:
@@ -107,7 +108,9 @@ def test_reference_answers_are_literals() -> None:
 
 
 def test_points_are_the_registry_s() -> None:
-    assert sum(q.points for q in QUESTIONS) == tasks.step(STEP).points and tasks.step(STEP).hidden_points == 0
+    step = tasks.step(STEP)
+    assert sum(q.points for q in QUESTIONS) == step.points
+    assert step.hidden_points == step.points * tasks.PREDICTION_HIDDEN_SHARE > 0  # the reference is instructor-side
 
 
 def test_mistakes_of_the_file_are_defined_and_used() -> None:
@@ -174,9 +177,15 @@ def test_question_texts_give_the_russian_inputs() -> None:
     assert chapter.inputs("RU_Q").tolist() == [[0, 3], [2, -1]] and chapter.inputs("RU_K").tolist() == [[3, 0], [-1, 2]]
 
 
-def test_snapshot_holds_every_computed_value(computed: dict[str, Any]) -> None:
-    for question in QUESTIONS:
-        assert predictions.expected(question) == computed[question.id]
+def test_no_snapshot_holds_an_answer() -> None:
+    """The public engine stores no expected answer of this step: the public check runs the student's own code."""
+    assert "predictions" not in cases.case_module_names()
+    assert not (kit.ROOT / "autograder" / "data" / "snapshots" / "predictions.npz").exists()
+    assert not any(
+        name.startswith("prediction")
+        for module in cases.case_modules().values()
+        for name in (case.name for case in module.CASES)
+    )
 
 
 def _entry(**changes: Any) -> dict[str, Any]:
@@ -285,14 +294,18 @@ def test_answers_of_another_form_are_refused(kind: str, answer: Any) -> None:
 def test_reference_scores_full_marks() -> None:
     result = _grade(kit.SOLUTIONS).step(STEP)
     assert result.earned == result.possible == tasks.step(STEP).points, [c.message for c in result.failed]
-    assert [c.title for c in result.checks] == [q.short for q in QUESTIONS]
-    assert [c.points for c in result.checks] == [q.points for q in QUESTIONS]
+    public, hidden = result.checks[: len(QUESTIONS)], result.checks[len(QUESTIONS) :]
+    assert [c.title for c in public] == [q.short for q in QUESTIONS] and not any(c.hidden for c in public)
+    assert [c.title for c in hidden] == [f"{q.short}, against the reference" for q in QUESTIONS]
+    share = tasks.PREDICTION_HIDDEN_SHARE
+    assert [c.points for c in public] == [q.points * (1 - share) for q in QUESTIONS]
+    assert [c.points for c in hidden] == [q.points * share for q in QUESTIONS] and all(c.hidden for c in hidden)
 
 
 def test_stubs_score_zero_and_reveal_nothing(computed: dict[str, Any]) -> None:
     result = _grade(kit.STUBS).step(STEP)
-    assert result.earned == 0 and len(result.checks) == len(QUESTIONS)
-    for check, question in zip(result.checks, QUESTIONS):
+    assert result.earned == 0 and len(result.checks) == 2 * len(QUESTIONS)
+    for check, question in zip(result.checks, QUESTIONS + QUESTIONS):
         assert check.message.startswith(f"{TITLE}: "), check.message
         assert f'PREDICTIONS["{question.id}"]' in check.message and "no prediction yet" in check.message, check.message
         assert "the value the reference computes" not in check.message and not check.internal_error
@@ -323,26 +336,29 @@ def test_wrong_prediction_shows_the_computed_value(tmp_path: Path) -> None:
         _answering("output_shape", "(4, 7, 3)"),
         "predicted_width_of_keys",
     )
-    (check,) = _grade(variant.build(tmp_path)).step(STEP).failed
-    assert check.message.startswith(
+    own, against = _grade(variant.build(tmp_path)).step(STEP).failed
+    assert own.message.startswith(
+        f'{TITLE}: PREDICTIONS["output_shape"] in predictions.py: expected (4, 7, 5), what your own code '
+        "computes for these inputs (attention)"
+    ), own.message
+    assert against.hidden and against.message.startswith(
         f'{TITLE}: PREDICTIONS["output_shape"] in predictions.py: expected (4, 7, 5), the value the reference computes'
     )
-    assert (
-        "got (4, 7, 3). Likely mistake: the output takes its width from V" in check.message
-        and "section 'Scaled dot-product attention'" in check.message
-    )
+    for check in (own, against):
+        assert "got (4, 7, 3). Likely mistake: the output takes its width from V" in check.message
+    assert "section 'Scaled dot-product attention'" in against.message
 
 
 def test_answer_of_the_wrong_form_fails_without_revealing(tmp_path: Path) -> None:
     variant = Variant(
         "shape_as_text", STEP, STEP, _answer_line("output_shape"), _answering("output_shape", "'4x7x5'"), ""
     )
-    (check,) = _grade(variant.build(tmp_path)).step(STEP).failed
-    assert check.message.startswith(
-        f'{TITLE}: PREDICTIONS["output_shape"] in predictions.py: expected a tuple of ints, e.g. '
-        "(2, 3), got str '4x7x5'."
-    ), check.message
-    assert "(4, 7, 5)" not in check.message and check.mistake is None and not check.internal_error
+    for check in _grade(variant.build(tmp_path)).step(STEP).failed:  # the public check and the hidden one
+        assert check.message.startswith(
+            f'{TITLE}: PREDICTIONS["output_shape"] in predictions.py: expected a tuple of ints, e.g. '
+            "(2, 3), got str '4x7x5'."
+        ), check.message
+        assert "(4, 7, 5)" not in check.message and check.mistake is None and not check.internal_error
 
 
 def test_other_plain_forms_of_the_right_answers_pass(tmp_path: Path) -> None:
@@ -355,7 +371,7 @@ def test_other_plain_forms_of_the_right_answers_pass(tmp_path: Path) -> None:
         ("favoured_keys", "(1, 0)"),
         ("causal_first_row", "[1, 0, 0, 0]"),
         ("permuted_inputs", "'  Swapped. '"),
-        ("kv_cache_gb", "10.74"),
+        ("kv_cache_gb", "2.684"),
         ("single_token_weight", "1"),
     ):
         text = text.replace(_answer_line(question_id), _answering(question_id, literal))
@@ -372,7 +388,7 @@ def test_other_plain_forms_of_the_right_answers_pass(tmp_path: Path) -> None:
 ANSWERS = (
     "{'favoured_keys': [1, 0], 'output_shape': (4, 7, 5), 'equal_keys_weights': [0.5, 0.5], "
     "'single_token_weight': 1.0, 'single_token_output': [5.0, -2.0], 'causal_first_row': [1.0, "
-    "0.0, 0.0, 0.0], 'permuted_inputs': 'swapped', 'kv_cache_gb': 10.7}"
+    "0.0, 0.0, 0.0], 'permuted_inputs': 'swapped', 'kv_cache_gb': 2.68}"
 )
 HOSTILE = {
     "lying_dict": (
@@ -490,25 +506,23 @@ mistake = "predicted_score_as_weight"
 
 @pytest.fixture
 def instructor_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ref: Reference) -> Iterator[Path]:
-    """The kit's question file plus one question, in place of the registry's, with its snapshot."""
+    """The kit's question file plus one question, in place of the registry's (no snapshot to make)."""
     path = tmp_path / "predictions.toml"
     path.write_text(tasks.QUESTIONS.read_text(encoding="utf-8") + EXTRA, encoding="utf-8")
     questions = predictions.load(path)
-    step = replace(tasks.step(STEP), points=sum(q.points for q in questions))
+    points = sum(q.points for q in questions)
+    step = replace(tasks.step(STEP), points=points, hidden_points=points * tasks.PREDICTION_HIDDEN_SHARE)
     monkeypatch.setattr(tasks, "QUESTIONS", path)
     monkeypatch.setattr(tasks, "STEPS", tuple(step if s.id == STEP else s for s in tasks.STEPS))
     monkeypatch.setattr(tasks, "BY_ID", {**tasks.BY_ID, STEP: step})
-    snapshot = {
-        f"{predictions.case_name(q)}/expected": predictions.as_array(q, predictions.compute(q, ref)) for q in questions
-    }
-    monkeypatch.setattr(cases, "_arrays", lambda case: {k: v for k, v in snapshot.items() if k.startswith(case + "/")})
-    cached = {name: module for name, module in sys.modules.items() if getattr(module, "__file__", None) == str(GRADER)}
-    for name in cached:  # the engine must import the grader again, with the new file
+    graders = (str(GRADER), str(HIDDEN_GRADER))
+    cached = {name: module for name, module in sys.modules.items() if getattr(module, "__file__", None) in graders}
+    for name in cached:  # the engine must import the graders again, with the new file
         del sys.modules[name]
     try:
         yield path
     finally:
-        for name in [n for n, m in sys.modules.items() if getattr(m, "__file__", None) == str(GRADER)]:
+        for name in [n for n, m in sys.modules.items() if getattr(m, "__file__", None) in graders]:
             del sys.modules[name]
         sys.modules.update(cached)
 
@@ -524,14 +538,66 @@ def test_instructor_question_works_end_to_end(instructor_file: Path, ref: Refere
     )
     right, wrong, stub = (tmp_path / name for name in ("right", "wrong", "stub"))
     for folder, answer in ((right, "4.0"), (wrong, "16"), (stub, "None")):
-        folder.mkdir()
+        shutil.copytree(kit.SOLUTIONS, folder, ignore=shutil.ignore_patterns("__pycache__", "reports"))
         (folder / "predictions.py").write_text(text.replace("ANSWER,", f"{answer},"), encoding="utf-8")
     result = _grade(right).step(STEP)
-    assert result.earned == result.possible == 10 and result.checks[-1].title == "What the scores are divided by"
-    (failed,) = _grade(wrong).step(STEP).failed
-    assert (
-        failed.mistake == "predicted_score_as_weight"
-        and "expected 4, the value the reference computes" in failed.message
+    assert result.earned == result.possible == 10
+    assert result.checks[len(questions) - 1].title == "What the scores are divided by"
+    own, against = _grade(wrong).step(STEP).failed
+    assert own.mistake == against.mistake == "predicted_score_as_weight"
+    assert "expected 4, what your own code computes for these inputs (scores and scaled_scores)" in own.message, (
+        own.message
     )
-    (failed,) = _grade(stub).step(STEP).failed
-    assert "got None (no prediction yet)" in failed.message and "expected 4" not in failed.message
+    assert "expected 4, the value the reference computes" in against.message
+    for failed in _grade(stub).step(STEP).failed:
+        assert "got None (no prediction yet)" in failed.message and "expected 4" not in failed.message
+
+
+# -- predict, then test: the public check runs the student's own code, the hidden one the reference -------------
+
+
+def _wrong_cache(tmp_path: Path, prediction: str) -> Path:
+    """The reference with kv_cache_bytes missing the factor 2 for K and V, and ``prediction`` for kv_cache_gb."""
+    folder = tmp_path / f"no_factor_two_{prediction}"
+    shutil.copytree(kit.SOLUTIONS, folder, ignore=shutil.ignore_patterns("__pycache__", "reports"))
+    module = folder / "kv_cache.py"
+    source = module.read_text(encoding="utf-8")
+    assert "per_token = 2 * n_layers" in source
+    module.write_text(source.replace("per_token = 2 * n_layers", "per_token = n_layers"), encoding="utf-8")
+    answers = folder / "predictions.py"
+    answers.write_text(
+        answers.read_text(encoding="utf-8").replace(_answer_line("kv_cache_gb"), _answering("kv_cache_gb", prediction)),
+        encoding="utf-8",
+    )
+    return folder
+
+
+def test_a_prediction_that_agrees_with_a_wrong_function_earns_the_public_half_only(tmp_path: Path) -> None:
+    folder = _wrong_cache(tmp_path, "1.342")
+    local = kit.grade(folder, steps=(STEP,), public_only=True).step(STEP)
+    assert local.earned == local.possible == tasks.step(STEP).public_points  # the student's own grade: no reference
+    instructor = _grade(folder).step(STEP)
+    (failed,) = instructor.failed
+    assert failed.hidden and failed.name == "test_kv_cache_gb_against_reference"
+    assert failed.mistake == "predicted_kv_without_factor_two" and "expected 2.68435, the value the reference" in (
+        failed.message
+    )
+    assert instructor.earned == tasks.step(STEP).points - failed.points
+
+
+def test_a_right_prediction_against_a_wrong_function_says_they_disagree(tmp_path: Path) -> None:
+    (failed,) = kit.grade(_wrong_cache(tmp_path, "2.68"), steps=(STEP,), public_only=True).step(STEP).failed
+    assert "expected 1.34218, what your own code computes for these inputs (kv_cache_bytes), got 2.68" in (
+        failed.message
+    ), failed.message
+    assert "reference" not in failed.message and failed.mistake is None
+
+
+def test_a_prediction_for_a_function_not_written_yet_is_not_tested(tmp_path: Path) -> None:
+    folder = tmp_path / "stubbed_cache"
+    shutil.copytree(kit.SOLUTIONS, folder, ignore=shutil.ignore_patterns("__pycache__", "reports"))
+    shutil.copyfile(kit.STUBS / "kv_cache.py", folder / "kv_cache.py")
+    result = kit.grade(folder, steps=(STEP,), public_only=True).step(STEP)
+    (failed,) = result.failed
+    assert failed.name == "test_kv_cache_gb" and "your kv_cache_bytes to compute it" in failed.message, failed.message
+    assert "NotImplementedError" in failed.message and not failed.internal_error

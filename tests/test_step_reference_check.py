@@ -100,8 +100,9 @@ def test_torch_side_helpers() -> None:
     mask = np.tril(np.ones((5, 5), dtype=bool))
     ours = Reference(kit.SOLUTIONS, tasks.MODULES).scaling.attention(Q, K, V, mask)[0]
     assert np.max(np.abs(ours - torch_side.sdpa(Q, K, V, mask))) < 1e-6
-    assert torch_side.possible_kernels(Q[0, 0], K[0, 0], V[0, 0]) == {"math"}
-    assert "math" in torch_side.possible_kernels(Q, K, V, mask)
+    assert torch_side.runs_alone("math", Q[0, 0], K[0, 0], V[0, 0])
+    assert not torch_side.runs_alone("flash", Q[0, 0], K[0, 0], V[0, 0])  # the CPU flash kernel wants 4-d inputs
+    assert torch_side.runs_alone("math", Q, K, V, mask) and not torch_side.runs_alone("warp", Q, K, V)
     wrong = torch_side.compare_variants(ours, Q, K, V, mask)
     assert wrong["sdpa_float_mask"] > 0.01 and wrong["compare_mean_not_max"] < 1e-6
     assert "sdpa_float_mask" not in torch_side.compare_variants(ours, Q, K, V)

@@ -212,3 +212,44 @@ def test_numpy_steps_fork_without_torch_unless_the_submission_uses_torch_there(
     made.clear()
     kit.grade(tmp_path, steps=("softmax",), public_only=True)
     assert made == [True]
+
+
+# -- the remembered bubblewrap probe (autograder.sandbox.probecache) ------------------------------------------------
+def test_a_working_probe_is_remembered_privately(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from autograder.sandbox import probecache
+
+    where = tmp_path / "attnlab"
+    monkeypatch.setattr(probecache, "folder", lambda: where)
+    probecache.remember("/usr/bin/bwrap", "bubblewrap /usr/bin/bwrap works (test)")
+    assert where.stat().st_mode & 0o777 == 0o700
+    assert probecache.remembered("/usr/bin/bwrap") == "bubblewrap /usr/bin/bwrap works (test)"
+    assert probecache.remembered("/elsewhere/bwrap") is None  # another binary: another key
+    where.chmod(0o770)  # a folder others may write to: its records are not believed
+    assert probecache.remembered("/usr/bin/bwrap") is None
+    where.chmod(0o700)
+    record = where / probecache.key("/usr/bin/bwrap")
+    record.chmod(0o644)  # nor a record others could have replaced
+    assert probecache.remembered("/usr/bin/bwrap") is None
+    record.chmod(0o600)
+    probecache.forget()
+    assert probecache.remembered("/usr/bin/bwrap") is None
+
+
+def test_a_failed_probe_is_never_remembered(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from autograder.sandbox import probecache
+
+    where = tmp_path / "attnlab"
+    monkeypatch.setattr(probecache, "folder", lambda: where)
+    monkeypatch.setattr(isolation.bwrap, "executable", lambda: "/bin/false")
+    ok, _ = isolation._probe_namespaces()
+    assert not ok and probecache.remembered("/bin/false") is None
+    assert not where.exists() or not any(where.iterdir())
+
+
+def test_the_command_line_names_the_fork_servers_to_start_early() -> None:
+    from autograder.cli import early
+
+    assert early._steps(["grade", "lab", "--step", "softmax", "--step=kv_cache"]) == ("softmax", "kv_cache")
+    assert early._steps(["grade", "lab"]) is None  # every step
+    assert early._steps(["grade", "--help"]) == () and early._steps(["stubs"]) == ()
+    assert early._steps(["grade", "--step", "nonsense"]) == ()  # the real parser refuses it: nothing starts

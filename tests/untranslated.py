@@ -33,7 +33,7 @@ FUNCTION_WORDS = frozenset(
 # A lower-case word that is not part of a name, a call, a path or a keyword argument (d_k, rope(x), a.py, axis=0),
 # nor a Turkish suffix after an apostrophe (head’in, attention’a).
 WORD = re.compile(r"(?<![\w.\-'’`/#])[a-z]+(?![\w(=.'`/])")
-MARKING_CALLS = frozenset({"_", "N_", "ngettext", "Step", "Mistake"})
+MARKING_CALLS = frozenset({"_", "N_", "Nn_", "ngettext", "Step", "Mistake"})
 KEYWORDS_SUFFIX = "KEYWORDS"  # constants of words looked for in a student's own message (never shown)
 OPEN, CLOSE = "\u27e6", "\u27e7"
 MARKED = re.compile(f"{OPEN}.*?{CLOSE}", re.S)

@@ -72,6 +72,7 @@ class Result:
     reason: str = ""
     seconds: float = 0.0
     grader_failed: bool = False  # the grader's failure, not the student's: no points are recorded for it
+    review: tuple[str, ...] = ()  # why an instructor should look (a hand-in like another's): no score changes
 
     @property
     def graded(self) -> bool:

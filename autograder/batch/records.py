@@ -4,7 +4,8 @@
 
     OUT/students/<student>.json   the result: student, digest, reason, seconds, the report document
     OUT/students/<student>.html   the student's feedback page
-    grades.csv                    one row per student: id, points per step, total, max_score, status, reason
+    grades.csv                    one row per student: id, points per step, total, max_score, status, reason,
+                                  review (a hand-in like another's: autograder.batch.similarity)
 
 A result file is written as soon as the student is graded (a batch stopped
 half-way keeps what it did), through a temporary file so it is never half
@@ -60,6 +61,7 @@ def write(out: Path, result: Result) -> Path:
         "seconds": result.seconds,
         "report": result.report,
         "grader_failed": result.grader_failed,
+        "review": list(result.review),
     }
     write_atomically(path, serialize.json_text(data))
     title = _(render_html.TITLE).format(submission=clean(result.student, 200))
@@ -84,6 +86,7 @@ def read(out: Path, student: str) -> Result | None:
             str(data.get("reason", "")),
             data["seconds"],
             bool(data.get("grader_failed", False)),
+            tuple(str(text) for text in data.get("review", ())),
         )
         if result.report is not None:
             serialize.report_from_dict(result.report)
@@ -107,10 +110,11 @@ def write_csv(path: Path, results: Iterable[Result], steps: tuple[str, ...], max
         if result.grader_failed:
             points = [""] * len(points)
         possible = _points(report.possible if report else max_score)
-        rows.append([cell(result.student), *points, possible, result.status, cell(result.reason)])
+        review = cell("; ".join(result.review))
+        rows.append([cell(result.student), *points, possible, result.status, cell(result.reason), review])
     buffer = io.StringIO(newline="")
     writer = csv.writer(buffer)
-    writer.writerow(["student_id", *steps, "total", "max_score", "status", "reason"])
+    writer.writerow(["student_id", *steps, "total", "max_score", "status", "reason", "review"])
     writer.writerows(rows)
     return write_atomically(Path(path), buffer.getvalue())
 

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from autograder import engine, intake, messages, safefs, tasks
-from autograder.batch import discover, job, records, summary
+from autograder.batch import discover, job, records, similarity, summary
 from autograder.batch.job import Job, Result
 from autograder.sandbox import isolation
 from autograder.sandbox.client import Limits
@@ -164,10 +164,22 @@ def run(options: BatchOptions) -> BatchRun:
                 results.append(_recorded(options.out, result))
                 bar.set_postfix_str(clean(result.student, 24), refresh=False)
                 bar.update()
+        # hand-ins alike: read while the (private) copies are still there; a review reason, never a score change
+        flags = similarity.compare(
+            (similarity.read(each.student, each.folder) for each in jobs),
+            similarity.reference_answers(options.reference),
+        )
+        review = similarity.reasons(flags)
+        results = [
+            _recorded(options.out, replace(r, review=review.get(r.student, ())))
+            if review.get(r.student, ()) != r.review
+            else r
+            for r in results
+        ]
     steps = records.steps_graded(options.steps)
     max_score = sum(tasks.step(s).public_points if options.hidden is None else tasks.step(s).points for s in steps)
     csv = records.write_csv(options.csv, results, steps, max_score)
-    whole = summary.summarise(results)
+    whole = summary.summarise(results, flags)
     paths = summary.write(whole, options.out)
     return BatchRun(tuple(results), len(todo) + len(failed) + len(refused), len(kept), time.monotonic() - started,
                     csv, paths, whole)  # fmt: skip

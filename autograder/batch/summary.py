@@ -19,9 +19,14 @@ from pathlib import Path
 from autograder import tasks
 from autograder.batch.job import Result
 from autograder.batch.records import report_of
+from autograder.batch.similarity import Flag
 from autograder.diagnose.catalog import MISTAKES
 
 TOP = 3  # mistakes shown per step
+KINDS = {  # what a flagged group shares, as the summary says it
+    "timing": "identical or near-identical timing reports (raw times)",
+    "predictions": "identical prediction sets with unusual entries (wrong or over-precise) in common",
+}
 FILES = {"table": "summary.md", "chart": "summary.png", "page": "summary.html"}
 
 
@@ -44,6 +49,7 @@ class ClassSummary:
     mean_total: float
     max_total: float
     grader_failed: int = 0  # of ``failed``: the rows the grader itself failed on (not the students' doing)
+    review: tuple[tuple[str, str], ...] = ()  # (the students of a group, what they share) for an instructor to look at
 
 
 def most_common(named: Counter[str], top: int = TOP) -> tuple[tuple[str, int], ...]:
@@ -52,7 +58,7 @@ def most_common(named: Counter[str], top: int = TOP) -> tuple[tuple[str, int], .
     return tuple(sorted(named.items(), key=lambda item: (-item[1], item[0]))[:top])
 
 
-def summarise(results: Iterable[Result]) -> ClassSummary:
+def summarise(results: Iterable[Result], flags: Iterable[Flag] = ()) -> ClassSummary:
     """The summary of the students' results (failed ones are counted apart, not as zeros per step)."""
     results = list(results)
     reports = [r for r in (report_of(result) for result in results if result.graded) if r is not None]
@@ -74,6 +80,7 @@ def summarise(results: Iterable[Result]) -> ClassSummary:
         mean_total=sum(r.earned for r in reports) / len(reports) if reports else 0.0,
         max_total=max((r.possible for r in reports), default=0.0),
         grader_failed=sum(r.grader_failed for r in results),
+        review=tuple(sorted((", ".join(f.students), KINDS[f.kind]) for f in flags)),
     )
 
 
@@ -95,6 +102,9 @@ def table(summary: ClassSummary) -> str:
         f"| {s.step.title} | {s.graded} | {s.lost} | {s.mean:.1f} of {s.step.points:g} | {_mistakes(s)} |"
         for s in summary.steps
     ]
+    if summary.review:
+        lines += ["", "For review (hand-ins alike; no score was changed):", ""]
+        lines += [f"- {students}: {what}" for students, what in summary.review]
     return "\n".join(lines)
 
 
@@ -150,6 +160,9 @@ def page(summary: ClassSummary, png: bytes) -> str:
     failed = (
         "".join(f"<li><b>{html.escape(a)}</b>: {html.escape(b)}</li>" for a, b in summary.failed) or "<li>none</li>"
     )
+    review = (
+        "".join(f"<li><b>{html.escape(a)}</b>: {html.escape(b)}</li>" for a, b in summary.review) or "<li>none</li>"
+    )
     image = base64.b64encode(png).decode("ascii")
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>Lab 7: class summary</title>
@@ -161,6 +174,7 @@ table{{border-collapse:collapse;width:100%}}th,td{{border-bottom:1px solid #ddd;
 </thead><tbody>{rows}</tbody></table>
 <p><img alt="students who lost points per step" src="data:image/png;base64,{image}"></p>
 <h2>Could not be graded</h2><ul>{failed}</ul>
+<h2>For review: hand-ins alike (no score was changed)</h2><ul>{review}</ul>
 </body></html>
 """
 

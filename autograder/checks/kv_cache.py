@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from autograder.checking import Got, expect_close, expect_that
-from autograder.i18n import N_, _
+from autograder.i18n import N_, _, ngettext
 
 INCREMENTAL = dict(rtol=1e-5, atol=1e-6)  # float32 softmax on float64 inputs lands within 1e-7 of float64
 # How the public and hidden checks describe their probes of a KVCache.
@@ -41,7 +41,7 @@ def expect_appends(got: Got, keys: Sequence[np.ndarray], values: Sequence[np.nda
         expect_that(
             n,
             n.number() == total,
-            _("{value} tokens").format(value=total),
+            ngettext("{value} token", "{value} tokens", total).format(value=total),
             f"{n.number():g}",
             value=np.asarray(n.number()),
             wrong={"cache_keeps_last_only": np.asarray(sizes[index])},

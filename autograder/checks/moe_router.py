@@ -6,7 +6,7 @@ import numpy as np
 
 from autograder.checking import Got, describe, expect_that
 from autograder.diagnose.moe_router import calls_variants, routing_problems
-from autograder.i18n import _
+from autograder.i18n import _, ngettext
 
 
 def expect_routed_rows(rows: Got, x: np.ndarray, indices: np.ndarray, n_experts: int) -> None:
@@ -14,7 +14,11 @@ def expect_routed_rows(rows: Got, x: np.ndarray, indices: np.ndarray, n_experts:
     received = rows.value
     if not isinstance(received, list) or len(received) != n_experts:
         rows.fail(
-            _("the rows each of the {count} experts received").format(count=n_experts),
+            ngettext(
+                "the rows each of the {count} expert received",
+                "the rows each of the {count} experts received",
+                n_experts,
+            ).format(count=n_experts),
             _("{value} (the experts could not be recorded)").format(value=describe(received)),
         )
     problems = routing_problems(received, x, indices)

@@ -105,7 +105,7 @@ def cached_steps_match(
     expect_that(
         rows,
         isinstance(rows.value, list) and len(rows.value) == n,
-        _("{count} logits, one per step").format(count=n),
+        ngettext("{count} logit, one per step", "{count} logits, one per step", n).format(count=n),
         f"{len(rows.value) if isinstance(rows.value, list) else rows.value!r}",
     )
     stacked = np.stack(
@@ -119,7 +119,11 @@ def cached_steps_match(
     expect_that(
         lengths,
         lengths.value == full,
-        _("every layer's and head's cache holding the {count} tokens: {lengths}").format(count=n, lengths=full),
+        ngettext(
+            "every layer's and head's cache holding the {count} token: {lengths}",
+            "every layer's and head's cache holding the {count} tokens: {lengths}",
+            n,
+        ).format(count=n, lengths=full),
         f"{lengths.value}",
     )
 
@@ -129,7 +133,7 @@ def _token_ids(got: Got, n_new: int) -> np.ndarray:
     value = got.value
     ids = np.asarray(value) if isinstance(value, (list, tuple, np.ndarray)) else None
     if ids is None or ids.shape != (n_new,) or ids.dtype.kind not in "biuf" or not np.array_equal(ids, np.round(ids)):
-        got.fail(_("{count} token ids").format(count=n_new), f"{value!r:.200}")
+        got.fail(ngettext("{count} token id", "{count} token ids", n_new).format(count=n_new), f"{value!r:.200}")
     return ids.astype(int)
 
 
@@ -162,15 +166,21 @@ def generate_matches(
             ),
             result,
         )
-        calls = _("{steps} calls of gpt_step and {forwards} of gpt_forward").format(
-            steps=step_calls, forwards=forward_calls
-        )
+        calls = ngettext(
+            "{steps} call of gpt_step and {forwards} of gpt_forward",
+            "{steps} calls of gpt_step and {forwards} of gpt_forward",
+            step_calls,
+        ).format(steps=step_calls, forwards=forward_calls)
         if use_cache:
             unused = step_calls < n_new or forward_calls > 0
             expect_that(
                 run,
                 not unused,
-                _("gpt_step for every new token ({count} calls or more) and no gpt_forward").format(count=n_new),
+                ngettext(
+                    "gpt_step for every new token ({count} call or more) and no gpt_forward",
+                    "gpt_step for every new token ({count} calls or more) and no gpt_forward",
+                    n_new,
+                ).format(count=n_new),
                 calls,
                 value=np.asarray(unused),
                 wrong={"generate_cache_unused": np.asarray(True)},
@@ -179,9 +189,11 @@ def generate_matches(
             expect_that(
                 run,
                 forward_calls >= n_new and step_calls == 0,
-                _("gpt_forward over the prefix for every new token ({count} calls) and no gpt_step").format(
-                    count=n_new
-                ),
+                ngettext(
+                    "gpt_forward over the prefix for every new token ({count} call) and no gpt_step",
+                    "gpt_forward over the prefix for every new token ({count} calls) and no gpt_step",
+                    n_new,
+                ).format(count=n_new),
                 calls,
             )
         tokens, logits = run.parts("tokens", "logits")

@@ -17,10 +17,12 @@ import numpy as np
 from autograder import chapter, diagnose
 from autograder.checking import Got, comparison, expect_close
 from autograder.evidence import ATTENTION_AXES, WORKED_EXAMPLE
-from autograder.i18n import N_, _
+from autograder.i18n import N_, Nn_, _, counted
 
 EXPECTED = N_("weights between 0 and 1 whose rows sum to 1 (a softmax over the key axis)")
-NOT_FINITE = N_("{count} entries that are inf or NaN ({value} at {where})")
+NOT_FINITE = Nn_(
+    "{count} entry that is inf or NaN ({value} at {where})", "{count} entries that are inf or NaN ({value} at {where})"
+)
 OUTSIDE = N_("an entry outside [0, 1] ({value} at {where})")
 ROWS_OFF = N_("rows that do not sum to 1 (row {row} sums to {total})")
 ROW_SUM_TOLERANCE = 1e-5  # float32 rows of a few thousand keys sum to 1 within this
@@ -61,7 +63,9 @@ def expect_weight_rows(
     bad = ~np.isfinite(weights)
     if bad.any():
         first = tuple(np.argwhere(bad)[0])
-        problem = _(NOT_FINITE).format(count=int(bad.sum()), value=f"{weights[first]:g}", where=_at(first))
+        problem = counted(NOT_FINITE, int(bad.sum())).format(
+            count=int(bad.sum()), value=f"{weights[first]:g}", where=_at(first)
+        )
     elif weights.min() < 0 or weights.max() > 1 + ROW_SUM_TOLERANCE:
         worst = np.unravel_index(int(np.argmax(np.abs(weights - 0.5))), weights.shape)
         problem = _(OUTSIDE).format(value=f"{weights[worst]:.6g}", where=_at(worst))

@@ -1,10 +1,10 @@
-"""``attnlab i18n``: update the message catalogs from the sources and compile them (Babel)."""
+"""``attnlab i18n``: update the message catalogs from the sources and compile them (Babel); ``--init`` starts one."""
 
 from __future__ import annotations
 
 import argparse
 
-from autograder.cli.common import EXIT_OK, INSTRUCTOR
+from autograder.cli.common import EXIT_OK, INSTRUCTOR, usage_error
 from autograder.kit import Kit
 
 NAME, AUDIENCE = "i18n", INSTRUCTOR
@@ -16,7 +16,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--check",
         action="store_true",
-        help="only report a stale template or .mo, and untranslated, fuzzy or mismatched entries (exit 1)",
+        help="only report a stale template or .mo, and untranslated, fuzzy or mismatched entries or plural forms, in "
+        "every language's catalog (exit 1)",
+    )
+    parser.add_argument(
+        "--init",
+        metavar="LANG",
+        help="start the catalog of a new language (a code such as de or pt_BR) with its plural rule, then update and "
+        "compile every catalog: translate its .po, run attnlab i18n again, and the kit ships it",
     )
 
 
@@ -31,6 +38,12 @@ def run(args: argparse.Namespace) -> int:
         for line in problems:
             print(line)
         return EXIT_STALE if problems else EXIT_OK
+    if args.init:
+        try:
+            path = catalogs.init(args.init)
+        except catalogs.UnknownLanguage as error:
+            return usage_error(NAME, str(error))
+        print(f"catalog of {args.init}: {path.relative_to(root)} ({catalogs.plural_forms(args.init)})")
     for path in catalogs.refresh(root):
         print(f"wrote {path.relative_to(root)}")
     left = [p for lang in catalogs.translated_languages() for p in catalogs.problems(root, lang)]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from autograder import tasks
+from autograder import i18n, tasks
 from autograder.cli import common
 
 NAME, AUDIENCE = "gradescope", common.INSTRUCTOR
@@ -23,6 +23,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--deadline", type=float, default=900.0, help="seconds one submission's grading may take")
     parser.add_argument("--timeout", type=float, help="seconds a single call into student code may take (default: 10)")
     parser.add_argument("--step", action="append", choices=list(tasks.BY_ID), help="grade only this step (repeatable)")
+    parser.add_argument(
+        "--lang",
+        choices=i18n.LANGUAGES,
+        help="the language of every student's feedback in this course (results.json; default: en)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -47,6 +52,7 @@ def run(args: argparse.Namespace) -> int:
         deadline_s=args.deadline,
         call_timeout_s=args.timeout,
         steps=tuple(args.step) if args.step else None,
+        language=args.lang,
     )
     try:
         out = build.build(options)

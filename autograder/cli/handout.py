@@ -45,6 +45,9 @@ def run(args: argparse.Namespace) -> int:
         stale = [f"{path.relative_to(kit.root)} (generated blocks)" for path in generate.stale(kit)]
         stale += [f"handouts/figures/{name}" for name in figures.stale(kit) + workbench_figure.stale(kit)]
         stale += [f"{name} (catalogs)" for name in catalogs.stale(kit.root)]
+        stale += [
+            f"{path.relative_to(kit.root)} (no catalog of its language)" for path in generate.without_catalog(kit)
+        ]
         for item in stale:
             print(f"stale: {item} (run: attnlab i18n, then attnlab handout)")
         return EXIT_STALE if stale else EXIT_OK
@@ -54,6 +57,8 @@ def run(args: argparse.Namespace) -> int:
         from autograder.handout import sample
 
         print(f"wrote {sample.measure(kit)}")
+    for path in generate.without_catalog(kit):
+        print(f"skipped {path.relative_to(kit.root)}: no catalog of its language (attnlab i18n --init LANG)")
     for path in generate.write(kit):
         print(f"wrote {path}")
     for path in figures.write(kit):

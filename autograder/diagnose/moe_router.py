@@ -13,11 +13,14 @@ import numpy as np
 
 from autograder.diagnose import Mistake
 from autograder.diagnose.search import edit, generate
-from autograder.i18n import N_, _
+from autograder.i18n import N_, Nn_, _, counted
 
 # What the rows an expert received show, one sentence per expert (routing_problems).
 EXTRA_TOKENS = N_("expert {expert} received tokens {tokens}, which were not routed to it")
-STRANGE_ROWS = N_("expert {expert} received {count} rows that are no token of x")
+STRANGE_ROWS = Nn_(
+    "expert {expert} received {count} row that is no token of x",
+    "expert {expert} received {count} rows that are no token of x",
+)
 MISSING_TOKENS = N_("expert {expert} never received its routed tokens {tokens}")
 
 MISTAKES = {
@@ -200,7 +203,7 @@ def routing_problems(received: list[np.ndarray], x: np.ndarray, indices: np.ndar
         if extra:
             problems.append(_(EXTRA_TOKENS).format(expert=e, tokens=extra))
         if strangers:
-            problems.append(_(STRANGE_ROWS).format(expert=e, count=strangers))
+            problems.append(counted(STRANGE_ROWS, strangers).format(expert=e, count=strangers))
         if missing:
             problems.append(_(MISSING_TOKENS).format(expert=e, tokens=missing))
     return problems

@@ -49,47 +49,51 @@ def sdpa(
     import torch
     import torch.nn.functional as F
 
-    q, k, v = (torch.as_tensor(np.asarray(a), dtype=torch.float32) for a in (Q, K, V))
-    attn_mask = None if mask is None else torch.as_tensor(np.asarray(mask, dtype=bool))
-    if attn_mask is not None and float_mask:
-        attn_mask = attn_mask.to(torch.float32)
+    tensors = [torch.as_tensor(np.asarray(a), dtype=torch.float32) for a in (Q, K, V)]
+    given = None if mask is None else torch.as_tensor(np.asarray(mask, dtype=bool))
+    if given is not None and float_mask:
+        given = given.to(torch.float32)
     with torch.no_grad(), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask, dropout_p=0.0).double().numpy()
+        return F.scaled_dot_product_attention(*tensors, attn_mask=given, dropout_p=0.0).double().numpy()
 
 
-def possible_kernels(Q: ArrayLike, K: ArrayLike, V: ArrayLike, mask: ArrayLike | None = None) -> set[str]:
-    """The SDPA kernels that could have computed these inputs.
+def _backends() -> dict[str, object]:
+    """torch's SDPA backends by the lower-case first word of their enum name ("flash", "math", ...).
 
-    Without a GPU in the grading process: the kernels that run the inputs here as
-    CPU float32 tensors (each tried alone with ``sdpa_kernel``); "flash" only where
-    the CPU flash kernel accepts them, "math" always. With a GPU the student's
-    code may have used it, so every kernel is possible.
+    Read from ``SDPBackend`` itself rather than listed by hand, so the kit ships no table of kernels.
+    """
+    from torch.nn.attention import SDPBackend
+
+    members = SDPBackend.__members__.items()  # a pybind11 enum: its members by name
+    return {name.split("_")[0].lower(): backend for name, backend in members if name != "ERROR"}
+
+
+def runs_alone(kernel: str, Q: ArrayLike, K: ArrayLike, V: ArrayLike, mask: ArrayLike | None = None) -> bool:
+    """Whether the SDPA kernel named ``kernel`` ("flash", "math", ...) accepts these inputs here, by itself.
+
+    The grader verifies the one kernel a student named: it asks ``sdpa_kernel`` to allow only that kernel and
+    runs the inputs as CPU float32 tensors (a kernel that declines them raises). With a GPU in the grading
+    process the student's code may have used it, so every known kernel counts as possible.
     """
     import torch
     import torch.nn.functional as F
-    from torch.nn.attention import SDPBackend, sdpa_kernel
+    from torch.nn.attention import sdpa_kernel
 
+    backend = _backends().get(kernel)
+    if backend is None:
+        return False
     if torch.cuda.is_available():
-        return set(KERNELS)
+        return True
     q, k, v = (torch.as_tensor(np.asarray(a), dtype=torch.float32) for a in (Q, K, V))
-    attn_mask = None if mask is None else torch.as_tensor(np.asarray(mask, dtype=bool))
-    names = {
-        SDPBackend.FLASH_ATTENTION: "flash",
-        SDPBackend.EFFICIENT_ATTENTION: "efficient",
-        SDPBackend.CUDNN_ATTENTION: "cudnn",
-        SDPBackend.MATH: "math",
-    }
-    found = set()
-    for backend, name in names.items():
-        try:
-            with torch.no_grad(), warnings.catch_warnings(), sdpa_kernel(backend):
-                warnings.simplefilter("ignore")
-                F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask)
-            found.add(name)
-        except RuntimeError:
-            continue
-    return found
+    bool_mask = None if mask is None else torch.as_tensor(np.asarray(mask, dtype=bool))
+    try:
+        with torch.no_grad(), warnings.catch_warnings(), sdpa_kernel(backend):
+            warnings.simplefilter("ignore")
+            F.scaled_dot_product_attention(q, k, v, attn_mask=bool_mask)
+    except RuntimeError:
+        return False
+    return True
 
 
 def compare_variants(

@@ -50,6 +50,7 @@ class ZipOptions:
     call_timeout_s: float | None = None
     steps: tuple[str, ...] | None = None
     wheel: Path | None = None  # a public wheel built already (else one is built)
+    language: str | None = None  # the feedback's language for the whole course (None: English)
 
 
 def torch_pin(lock_text: str) -> str:
@@ -72,6 +73,7 @@ def build(options: ZipOptions) -> Path:
         deadline_s=options.deadline_s,
         limits={"call_timeout_s": options.call_timeout_s} if options.call_timeout_s else {},
         steps=options.steps,
+        language=options.language,
     )
     out = Path(options.out).resolve()
     with tempfile.TemporaryDirectory(prefix="attnlab-gradescope-") as work:

@@ -51,6 +51,8 @@ def state(check: CheckResult) -> str:
     """How ``check`` shows on Gradescope: a key of :data:`FIELDS`."""
     if check.passed:
         return PASSED_STATE
+    if check.review:
+        return REVIEW_STATE
     if check.points == 0:
         return NOTE_STATE
     return FAILED_STATE

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from autograder import engine, submission
+from autograder import engine, i18n, submission
 from autograder.files import write_atomically
 from autograder.gradescope import results, summary
 from autograder.kit import Kit
@@ -62,6 +62,7 @@ class Settings:
     deadline_s: float = 900.0
     limits: dict[str, Any] = field(default_factory=dict)  # sandbox limits by Limits field name
     steps: tuple[str, ...] | None = None  # None: every step
+    language: str | None = None  # the course's language of the feedback (attnlab gradescope --lang); None: English
 
 
 @dataclass(frozen=True)
@@ -110,6 +111,7 @@ def grade(layout: Layout) -> dict[str, Any]:
     """The ``results.json`` of the submission in ``layout``."""
     close_to_others(layout.source)
     settings = read_settings(layout.source / SETTINGS)
+    i18n.activate(i18n.choose_or_source(settings.language) if settings.language else i18n.SOURCE)  # results.json's
     kit = layout.kit
     for what, folder in (("reference", kit.solutions), ("hidden graders", kit.hidden)):
         if not folder.is_dir():
@@ -128,7 +130,11 @@ def grade(layout: Layout) -> dict[str, Any]:
         given=kit.solutions,  # the toy model's weights, where the upload lacks them (into the copy only)
     )
     outcome = client.grade(
-        job.HANDLER, job.request_for(options), deadline_s=settings.deadline_s, stop_grace_s=STOP_GRACE_S, warm=False
+        job.HANDLER,
+        job.request_for(options, settings.language),
+        deadline_s=settings.deadline_s,
+        stop_grace_s=STOP_GRACE_S,
+        warm=False,
     )
     source = "notebook" if located.notebook_modules else "files"
     if isinstance(outcome, client.Graded):

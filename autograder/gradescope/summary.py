@@ -17,14 +17,16 @@ import re
 from dataclasses import replace
 
 from autograder import tasks
-from autograder.i18n import N_, _, language
+from autograder.i18n import Nn_, _, counted, language
 from autograder.report import failures, render_terminal
 from autograder.report.model import GradeReport
 
 MARKUP = re.compile(r"([\\`*_{}\[\]<>()#+!|~&-])")
-HIDDEN_LATER = N_(
+HIDDEN_LATER = Nn_(
+    "Hidden checks worth {points} more point are not in this summary; they show below once your instructor "
+    "publishes the grades.",
     "Hidden checks worth {points} more points are not in this summary; they show below once your instructor "
-    "publishes the grades."
+    "publishes the grades.",
 )
 
 
@@ -75,11 +77,11 @@ def _step_failures(group: failures.StepFailures) -> list[str]:
         head = f"{check.title} [{render_terminal.worth(check.points)}]"
         lines.append(f"- ✗ **{markdown_text(head)}**: {markdown_text(check.message)}")
         if entry.count > 1:
-            more = _(render_terminal.SAME_CAUSE).format(count=entry.count - 1, points=_points(entry.points))
+            more = render_terminal.same_cause(entry.count - 1, entry.points)
             lines.append(f"  {markdown_text(more)}")
     hidden = sum(e.count for e in group.failures[render_terminal.SHOWN_PER_STEP :])
     if hidden:
-        lines.append(f"- {markdown_text(_(render_terminal.MORE_LISTED).format(count=hidden))}")
+        lines.append(f"- {markdown_text(counted(render_terminal.MORE_LISTED, hidden).format(count=hidden))}")
     return [*lines, ""]
 
 
@@ -89,7 +91,7 @@ def markdown(report: GradeReport) -> str:
     lines = [*_table(shown), "", markdown_text(render_terminal.run_line(shown, seed=False)), ""]
     later = report.possible - shown.possible
     if later:
-        lines += [markdown_text(_(HIDDEN_LATER).format(points=_points(later))), ""]
+        lines += [markdown_text(counted(HIDDEN_LATER, later).format(points=_points(later))), ""]
     grouped = failures.of_report(shown.steps)
     started = tuple(group for group in grouped if group.to_start)
     if started:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from autograder import i18n, tasks
 from autograder.handout import blocks, captions, checks, contract, values
-from autograder.i18n import N_, _
+from autograder.i18n import N_, Nn_, _
 from autograder.kit import Kit
 
 
@@ -59,10 +59,11 @@ MISTAKES_INTRO = N_(
 )
 RUN_STEP = N_(
     "Run `attnlab grade --step {step}` (or `attnlab grade path/to/your/folder --step {step}`). "
-    "This step is worth {points} points:"
+    "This step is worth {points}:"
 )
-HIDDEN_MORE = N_(
-    "- {points} more points from hidden checks your instructor runs: the same properties on fresh random inputs."
+HIDDEN_MORE = Nn_(
+    "- {points} more point from hidden checks your instructor runs: the same properties on fresh random inputs.",
+    "- {points} more points from hidden checks your instructor runs: the same properties on fresh random inputs.",
 )
 NOT_WRITTEN = N_("- (the public checks of this step are not written yet)")
 
@@ -84,15 +85,15 @@ def mistakes_markdown(step: tasks.Step) -> str:
 
 
 def _worth(points: float) -> str:
-    return i18n.ngettext("{points} point", "{points} points", 1 if points == 1 else 2).format(points=_points(points))
+    return i18n.ngettext("{points} point", "{points} points", points).format(points=_points(points))
 
 
 def checks_markdown(step: tasks.Step, found: list[checks.Check]) -> str:
     """The public checks of ``step`` and how to run them."""
-    lines = [_(RUN_STEP).format(step=step.id, points=_points(step.points)), ""]
+    lines = [_(RUN_STEP).format(step=step.id, points=_worth(step.points)), ""]
     lines += [f"- {c.title}" + (f" ({_worth(c.points)})" if c.points else "") for c in found]
     if step.hidden_points:
-        lines.append(_(HIDDEN_MORE).format(points=_points(step.hidden_points)))
+        lines.append(i18n.counted(HIDDEN_MORE, step.hidden_points).format(points=_points(step.hidden_points)))
     if not found:
         lines.append(_(NOT_WRITTEN))
     return "\n".join(lines)
@@ -194,8 +195,15 @@ def generated(kit: Kit, lang: str = i18n.SOURCE) -> str:
 
 
 def languages(kit: Kit) -> tuple[str, ...]:
-    """The languages the kit has a handout in (English always)."""
+    """The shipped languages the kit has a handout's prose in (English always): each is generated and checked."""
     return tuple(lang for lang in i18n.LANGUAGES if kit.handout_for(lang).is_file())
+
+
+def without_catalog(kit: Kit) -> list[Path]:
+    """Handouts in a language the kit does not ship (no compiled catalog): their blocks could only be English."""
+    english = kit.handout_for(i18n.SOURCE)
+    found = sorted(english.parent.glob(english.name.removesuffix(".md") + ".*.md"))
+    return [path for path in found if path.suffixes[-2].lstrip(".") not in i18n.LANGUAGES]
 
 
 def write(kit: Kit) -> list[Path]:

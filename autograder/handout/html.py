@@ -30,11 +30,15 @@ TOKENS = re.compile(
 PLACEHOLDER = "MATHSPAN{}END"
 IMAGE = re.compile(r'<img ([^>]*?)src="(?P<src>[^":]+\.png)"')
 
+# Fonts with Latin, Turkish, Indonesian and Cyrillic glyphs first (DejaVu ships with Debian's fonts-dejavu-core;
+# Noto and Liberation cover the same on other systems), so a Russian page never falls back glyph by glyph.
+FONT_STACK = '"DejaVu Sans", "Noto Sans", "Liberation Sans", "Helvetica Neue", Arial, sans-serif'
+MONO_STACK = '"DejaVu Sans Mono", "Noto Sans Mono", "Liberation Mono", Menlo, Consolas, monospace'
 STYLE = """
-body { font-family: "DejaVu Sans", "Helvetica Neue", Arial, sans-serif; line-height: 1.5; color: #1d1d1d;
+body { font-family: FONT_STACK; line-height: 1.5; color: #1d1d1d;
        max-width: 54rem; margin: 2rem auto; padding: 0 1.2rem; }
 h1, h2, h3 { line-height: 1.25; } h2 { border-bottom: 1px solid #ccc; padding-bottom: .2rem; margin-top: 2.6rem; }
-code { font-family: "DejaVu Sans Mono", Menlo, Consolas, monospace; font-size: .88em; background: #f3f3f3;
+code { font-family: MONO_STACK; font-size: .88em; background: #f3f3f3;
        padding: 0 .2em; }
 pre { background: #f6f6f6; border: 1px solid #e1e1e1; padding: .7rem; overflow-x: auto; font-size: .9em;
       line-height: 1.35; }
@@ -46,7 +50,8 @@ img { max-width: 100%; height: auto; display: block; margin: 1rem auto .3rem; }
 @media print { pre { white-space: pre-wrap; } img, table, pre { break-inside: avoid; } h2, h3 { break-after: avoid; } }
 math { font-family: "STIX Two Math", "Latin Modern Math", "DejaVu Math TeX Gyre", "Cambria Math", math; }
 math[display="block"] { margin: .8rem 0; font-size: 1.15em; }
-"""
+h1, h2, h3 { overflow-wrap: break-word; }
+""".replace("FONT_STACK", FONT_STACK).replace("MONO_STACK", MONO_STACK)
 
 
 def _mathml(tex: str, display: bool) -> str:

@@ -7,6 +7,9 @@ LC_MESSAGES/attnlab.mo`` (compiled from the ``.po`` beside them with Babel:
 installed engine needs nothing more. A language without a catalog (English,
 the source language) reads the source strings.
 
+The kit ships English and every language whose compiled catalog is in
+``locale/`` (:data:`LANGUAGES`); ``attnlab i18n --init LANG`` starts a new one.
+
 The language is chosen, first match wins, by an explicit choice (``--lang``,
 the nbgrader course setting), ``$ATTNLAB_LANG``, the locale
 (``$LANGUAGE``, ``$LC_ALL``, ``$LC_MESSAGES``, ``$LANG``), then English.
@@ -26,7 +29,19 @@ from pathlib import Path
 DOMAIN = "attnlab"
 LOCALE_DIR = Path(__file__).resolve().parent.parent / "locale"
 SOURCE = "en"  # the language the source strings are written in
-LANGUAGES = ("en", "tr")  # every language the kit ships (a test keeps this in step with locale/)
+
+
+def _shipped() -> tuple[str, ...]:
+    """English, then every language with a compiled catalog in ``locale/``, in alphabetical order.
+
+    A language is shipped by its catalog alone: ``attnlab i18n --init xx`` and
+    ``attnlab i18n`` add one, and every ``--lang`` choice follows.
+    """
+    found = sorted(p.parent.parent.name for p in LOCALE_DIR.glob(f"*/LC_MESSAGES/{DOMAIN}.mo"))
+    return (SOURCE, *(lang for lang in found if lang != SOURCE))
+
+
+LANGUAGES = _shipped()  # every language the kit ships (en, tr, and id and ru once their catalogs are in)
 ENV_LANG = "ATTNLAB_LANG"
 LOCALE_VARIABLES = ("LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG")  # gettext's own order
 
@@ -110,11 +125,36 @@ def _(message: str) -> str:
     return translations(_current[0]).gettext(message) if message else message
 
 
-def ngettext(singular: str, plural: str, count: int) -> str:
-    """The singular or plural form for ``count`` in the active language."""
-    return translations(_current[0]).ngettext(singular, plural, count)
+def plural_count(count: float) -> int:
+    """The whole number a catalog's plural rule is asked about for ``count``.
+
+    gettext's rules (``Plural-Forms``) take whole numbers. A whole ``count``
+    is itself; a fraction (2.5 points) is asked as 2: English and Turkish then
+    read the plural, Russian the form of 2 to 4 (2,5 балла), which is the form
+    Russian gives a fraction, and Indonesian has one form anyway.
+    """
+    value = float(count)
+    return int(abs(value)) if value == int(value) else 2
+
+
+def ngettext(singular: str, plural: str, count: float) -> str:
+    """The form of ``singular``/``plural`` for ``count`` in the active language (Russian has three)."""
+    return translations(_current[0]).ngettext(singular, plural, plural_count(count))
 
 
 def N_(message: str) -> str:
     """Mark ``message`` for the catalogs without translating it now (it is translated where it is shown)."""
     return message
+
+
+def Nn_(singular: str, plural: str) -> tuple[str, str]:
+    """Mark a sentence with a count for the catalogs, its English singular and plural, to be chosen where shown.
+
+    Pass the pair to :func:`counted` with the count at the moment it is shown.
+    """
+    return singular, plural
+
+
+def counted(forms: tuple[str, str], count: float) -> str:
+    """The form of a :func:`Nn_` pair for ``count`` in the active language (not yet formatted)."""
+    return ngettext(forms[0], forms[1], count)

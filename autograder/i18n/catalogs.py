@@ -17,13 +17,15 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from babel.messages.catalog import Catalog
+from babel import Locale, UnknownLocaleError
+from babel.messages.catalog import Catalog, Message
 from babel.messages.extract import extract_from_dir
 from babel.messages.frontend import parse_mapping_cfg
 from babel.messages.mofile import write_mo
+from babel.messages.plurals import get_plural
 from babel.messages.pofile import read_po, write_po
 
-from autograder.i18n import DOMAIN, LANGUAGES, LOCALE_DIR, SOURCE
+from autograder.i18n import DOMAIN, LOCALE_DIR, SOURCE
 
 CONFIG = LOCALE_DIR / "babel.cfg"
 TEMPLATE = LOCALE_DIR / f"{DOMAIN}.pot"
@@ -35,7 +37,8 @@ SAME_IN_EVERY_LANGUAGE = frozenset(
 IDENTIFIER = re.compile(r"^[\w.\[\]()=, *+/\-^|`'{}:]*$")  # code-like messages: names, calls, formulas
 TOKEN = re.compile(r"[\w^]+")  # a word, a name or a number; names with _, digits or ^ (d_model, W^Q) are code
 MATH_NAMES = frozenset({"sqrt", "exp", "log", "softmax", "relu", "gelu", "rowsum", "sum", "max", "min", "mean", "var"})
-KEPT_WORDS = frozenset({"head", "heads", "gamma", "beta", "eps"})  # words the chapter writes in English too
+# words the chapter writes in English too
+KEPT_WORDS = frozenset({"head", "heads", "token", "tokens", "gamma", "beta", "eps"})
 
 
 def po_path(lang: str) -> Path:
@@ -47,8 +50,46 @@ def mo_path(lang: str) -> Path:
 
 
 def translated_languages() -> tuple[str, ...]:
-    """The languages with a catalog: every shipped language but the source."""
-    return tuple(lang for lang in LANGUAGES if lang != SOURCE)
+    """The languages with a ``.po`` in ``locale/``, in alphabetical order: the source tree's translations.
+
+    Every one is shipped once :func:`refresh` has compiled it (:data:`autograder.i18n.LANGUAGES` lists the
+    compiled ones).
+    """
+    return tuple(sorted(p.parent.parent.name for p in LOCALE_DIR.glob(f"*/LC_MESSAGES/{DOMAIN}.po")))
+
+
+def plural_forms(lang: str) -> str:
+    """The ``Plural-Forms`` header CLDR gives ``lang`` (Babel's table): ``nplurals=3; plural=(...);`` for ru."""
+    return get_plural(lang).plural_forms
+
+
+def plural_count(lang: str) -> int:
+    """How many forms a sentence with a count has in ``lang`` (1 for id, 2 for en and tr, 3 for ru)."""
+    return get_plural(lang).num_plurals
+
+
+class UnknownLanguage(ValueError):
+    """A language code Babel's CLDR data does not know (so no plural rule)."""
+
+
+def init(lang: str) -> Path:
+    """``attnlab i18n --init LANG``: start ``lang``'s catalog with every message untranslated; its ``.po``.
+
+    The header names the language and its CLDR plural rule. A catalog that
+    exists is left as it is (:func:`update` brings it up to date).
+    """
+    try:
+        Locale.parse(lang)
+    except (UnknownLocaleError, ValueError) as error:
+        raise UnknownLanguage(f"{lang!r} is no language code Babel knows (e.g. id, ru, de, pt_BR)") from error
+    if lang == SOURCE:
+        raise UnknownLanguage(f"{lang!r} is the source language: its strings are the ones written in the code")
+    path = po_path(lang)
+    if not path.is_file():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        catalog = Catalog(locale=lang, domain=DOMAIN, project="attnlab", fuzzy=False)
+        path.write_text(_po_text(catalog), encoding="utf-8")
+    return path
 
 
 def extract(root: Path) -> Catalog:
@@ -117,12 +158,21 @@ def update(root: Path) -> list[Path]:
             path.parent.mkdir(parents=True, exist_ok=True)
             catalog = Catalog(locale=lang, domain=DOMAIN, project="attnlab")
         before = _po_text(catalog, ignore_obsolete=True)
+        _set_plural_forms(catalog, lang)
         catalog.update(template, no_fuzzy_matching=True)
         after = _po_text(catalog, ignore_obsolete=True)
         if _without_dates(after) != _without_dates(before) or not path.is_file():
             path.write_text(after, encoding="utf-8")
             written.append(path)
     return written
+
+
+def _set_plural_forms(catalog: Catalog, lang: str) -> None:
+    """Give ``catalog`` CLDR's plural rule for ``lang`` when its header names another (a hand-made header)."""
+    rule = get_plural(lang)
+    if (catalog.num_plurals, catalog.plural_expr) != (rule.num_plurals, rule.plural_expr):
+        headers = [(name, value) for name, value in catalog.mime_headers if name.lower() != "plural-forms"]
+        catalog.mime_headers = [*headers, ("Plural-Forms", plural_forms(lang))]
 
 
 def refresh(root: Path) -> list[Path]:
@@ -162,25 +212,44 @@ def problems(root: Path, lang: str) -> list[Problem]:
     """What the catalog of ``lang`` lacks against the sources under ``root``; empty when every string is translated."""
     catalog = read(lang)
     found: list[Problem] = []
+    rule = get_plural(lang)
+    if (catalog.num_plurals, catalog.plural_expr) != (rule.num_plurals, rule.plural_expr):
+        found.append(Problem(lang, catalog.plural_forms, f"Plural-Forms header is not {rule.plural_forms!r}"))
     for message in extract(root):
-        if not message.id:
+        if message.id:
+            found += entry_problems(lang, message, catalog.get(message.id, context=message.context), rule.num_plurals)
+    return found
+
+
+def entry_problems(lang: str, message: Message, entry: Message | None, forms: int) -> list[Problem]:
+    """What is wrong with the translation ``entry`` of the template's ``message`` in ``lang`` (``forms`` plurals).
+
+    A sentence with a count needs each of its ``forms`` forms written (Russian:
+    the forms of 1, of 2 to 4 and of 5), each with the English plural's placeholders.
+    """
+    msgid = message.id if isinstance(message.id, str) else message.id[0]
+    if entry is None or not entry.string or (isinstance(entry.string, tuple) and not any(entry.string)):
+        return [Problem(lang, msgid, "no translation")]
+    found = []
+    if entry.fuzzy:
+        found.append(Problem(lang, msgid, "translation marked fuzzy (check it, then remove the flag)"))
+    ids = message.id if isinstance(message.id, tuple) else (message.id,)
+    strings = entry.string if isinstance(entry.string, tuple) else (entry.string,)
+    if isinstance(message.id, tuple) != isinstance(entry.string, tuple):
+        return [*found, Problem(lang, msgid, "singular entry for a plural message, or the other way round")]
+    if isinstance(message.id, tuple) and len(strings) != forms:
+        found.append(Problem(lang, msgid, f"{len(strings)} plural forms where the language has {forms}"))
+    for index, text in enumerate(strings):
+        what = f"form {index}: " if isinstance(message.id, tuple) else ""
+        if not text:
+            found.append(Problem(lang, msgid, f"{what}no translation"))
             continue
-        msgid = message.id if isinstance(message.id, str) else message.id[0]
-        entry = catalog.get(message.id, context=message.context)
-        if entry is None or not entry.string or (isinstance(entry.string, tuple) and not all(entry.string)):
-            found.append(Problem(lang, msgid, "no translation"))
-            continue
-        if entry.fuzzy:
-            found.append(Problem(lang, msgid, "translation marked fuzzy (check it, then remove the flag)"))
-        ids = message.id if isinstance(message.id, tuple) else (message.id,)
-        strings = entry.string if isinstance(entry.string, tuple) else (entry.string,)
-        for text in strings:
-            if placeholders(text) != placeholders(ids[0]):
-                found.append(
-                    Problem(lang, msgid, f"placeholders differ: {placeholders(ids[0])} vs {placeholders(text)}")
-                )
-            if text == ids[0] and not may_stay_english(ids[0]):
-                found.append(Problem(lang, msgid, "translation identical to the English"))
+        if placeholders(text) != placeholders(ids[-1]):
+            found.append(
+                Problem(lang, msgid, f"{what}placeholders differ: {placeholders(ids[-1])} vs {placeholders(text)}")
+            )
+        if text in ids and not may_stay_english(text):
+            found.append(Problem(lang, msgid, f"{what}translation identical to the English"))
     return found
 
 

@@ -28,7 +28,7 @@ from html import escape as html_escape
 from pathlib import Path
 
 from autograder import i18n, tasks
-from autograder.i18n import N_, _
+from autograder.i18n import N_, Nn_, _, counted
 from autograder.nbgrader_course.private import DEFAULT_DEADLINE_S, Private, PrivateFolderError, Settings
 from autograder.report import render
 from autograder.report.model import CheckResult, GradeReport, StepResult
@@ -54,8 +54,11 @@ GRADER_FAILED = N_(
     "The grader itself failed ({detail}), so this step scores 0; this is not your mistake: tell your instructor."
 )
 NO_CHECKS = N_("No checks of this step ran, so it scores 0.")
-HIDDEN_LATER = N_("The remaining {points:g} points come from hidden checks that run when your instructor grades.")
-SCORE_LINE = N_("{title}: {earned} of {possible} points")
+HIDDEN_LATER = Nn_(
+    "The remaining {points:g} point comes from hidden checks that run when your instructor grades.",
+    "The remaining {points:g} points come from hidden checks that run when your instructor grades.",
+)
+SCORE_LINE = Nn_("{title}: {earned} of {possible} point", "{title}: {earned} of {possible} points")
 PUBLIC_CHECKS = N_(" (public checks)")
 HANDOUT_LINE = N_("Handout: {handout}")
 PLOT_ALT = N_("The timing plot {path} that attnlab timing drew from your measurements")
@@ -204,7 +207,7 @@ def _feedback(
 ) -> str:
     """The cell's output: its score line, then the step as the terminal shows it (``attnlab grade``)."""
     possible = step.public_points if public_only else step.points
-    head = _(SCORE_LINE).format(title=_(step.title), earned=f"{earned:g}", possible=f"{possible:g}")
+    head = counted(SCORE_LINE, possible).format(title=_(step.title), earned=f"{earned:g}", possible=f"{possible:g}")
     lines = [head + (_(PUBLIC_CHECKS) if public_only else "")]
     if failure:
         lines.append(failure)
@@ -213,6 +216,6 @@ def _feedback(
     else:
         lines.append(render.table(replace(report, submission=Path(report.submission).name, steps=(result,))))
     if public_only and step.hidden_points:
-        lines.append(_(HIDDEN_LATER).format(points=step.hidden_points))
+        lines.append(counted(HIDDEN_LATER, step.hidden_points).format(points=step.hidden_points))
     lines.append(_(HANDOUT_LINE).format(handout=tasks.handout_link(step, i18n.language())))
     return "\n".join(lines)

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import nbformat
 
 from autograder import i18n, tasks
-from autograder.i18n import N_, _
+from autograder.i18n import N_, Nn_, _, counted
 from autograder.kit import Kit
 
 NOTEBOOK = f"{tasks.LAB}.ipynb"
@@ -170,16 +170,21 @@ PLOTS_CELL = """# {comment}
 from autograder.nbgrader_course.cells import show_timing_plots
 
 show_timing_plots()"""
-GRADE_COMMENT = N_(
+GRADE_COMMENT = Nn_(
+    'Grades step "{title}" ({points} point): the kit\'s grader runs on this folder\n'
+    "# in a separate, sandboxed process and prints its feedback; this cell's value is your score.",
     'Grades step "{title}" ({points} points): the kit\'s grader runs on this folder\n'
-    "# in a separate, sandboxed process and prints its feedback; this cell's value is your score."
+    "# in a separate, sandboxed process and prints its feedback; this cell's value is your score.",
 )
 PUBLIC_COMMENT, PRIVATE_COMMENT = (
     N_("the public checks"),
     N_("the instructor's folder: hidden checks, reference, course secret"),
 )
 STEP_INTRO = N_("Write {functions} in `{module}.py`. Handout: [section {number}, {title}]({handout}).")
-QUESTION = N_("**Question ({points} points, graded by hand).** {prompt}")
+QUESTION = Nn_(
+    "**Question ({points} point, graded by hand).** {prompt}",
+    "**Question ({points} points, graded by hand).** {prompt}",
+)
 MODEL_ANSWER = N_("**Model answer (instructor).** {answer}")
 
 
@@ -187,7 +192,7 @@ def grade_cell_source(step: tasks.Step, private: str) -> str:
     """The code of a step's grade cell (in the active language); ``private`` is the instructor's private folder."""
     lang = i18n.language()
     call = f'grade("{step.id}", private)' if lang == i18n.SOURCE else f'grade("{step.id}", private, lang="{lang}")'
-    comment = _(GRADE_COMMENT).format(title=_(step.title), points=f"{step.points:g}")
+    comment = counted(GRADE_COMMENT, step.points).format(title=_(step.title), points=f"{step.points:g}")
     return f'''# {comment}
 from autograder.nbgrader_course.cells import grade
 
@@ -264,7 +269,7 @@ def _build(private: str) -> nbformat.NotebookNode:
             )
         )
         for question in (q for q in QUESTIONS if q.after == step.id):
-            prompt = _(QUESTION).format(points=f"{question.points:g}", prompt=_(question.prompt))
+            prompt = counted(QUESTION, question.points).format(points=f"{question.points:g}", prompt=_(question.prompt))
             cells.append(md(prompt, id=f"{question.id}-question", metadata=_locked(f"question_{question.id}")))
             answer = _(MODEL_ANSWER).format(answer=question.model_answer)
             cells.append(

@@ -11,12 +11,17 @@ markers. A release leaks when it holds
   one that no public grader has (imports, fixtures and helpers they share are public);
 - a solution region's code: in a student-facing text file (stub, notebook,
   handout, README) any of its lines; in the engine's modules, the region
-  itself (its lines in a row, three or all of a shorter region). The engine's
-  mistake models share single statements with the reference on purpose (input
-  coercion, a mask's ``np.where``), so one such line in the engine is not a
-  leak; the regions the graders' trusted side must compute the same way are
-  listed, with the reason, in :data:`ENGINE_SHARES`;
-- a marker (``# BEGIN SOLUTION``, ``BEGIN HIDDEN TESTS``, model answers).
+  itself (its lines in a row, three or all of a shorter region) or any three
+  solution lines in a row, from whichever regions. The engine's mistake models
+  share single statements with the reference on purpose (input coercion, a
+  mask's ``np.where``), so one or two such lines in the engine are not a leak;
+  no region is exempt, not even one a public grader would like to compute the
+  same way (it verifies the student's answer another way, or on the
+  instructor's side);
+- a marker (``# BEGIN SOLUTION``, ``BEGIN HIDDEN TESTS``, model answers);
+- an expected answer of the predict-first step, in any file: a distinctive
+  number in any of the forms :mod:`autograder.release.answers` lists, as text
+  or as the bytes of a float (a snapshot's array).
 
 Single solution lines shorter than :data:`MIN_LINE` characters (``else:``) are
 not counted outside the lab's modules, which must equal their stubs exactly.
@@ -34,6 +39,8 @@ from pathlib import Path
 
 from autograder import stubs, tasks
 from autograder.kit import PACKAGE, Kit
+from autograder.release import answers as expected_answers
+from autograder.release.answers import Answer
 
 MARKERS = (  # (an answer line is a solution line, below; the "# ANSWER" mark alone is not a leak)
     stubs.BEGIN,
@@ -43,18 +50,13 @@ MARKERS = (  # (an answer line is a solution line, below; the "# ANSWER" mark al
     "Model answer (instructor)",
 )
 TEXT = (".py", ".ipynb", ".md", ".txt", ".json", ".html", ".js", ".css", ".toml", ".cfg", ".ini", ".sh", "")
-ARCHIVES = (".whl", ".zip")
+ARCHIVES = (".whl", ".zip", ".npz")  # a snapshot (.npz) is a zip of .npy arrays
+ARRAYS = (".npy",)
 HIDDEN_NAME = re.compile(r"test_\w+_hidden\.py$")
 PUBLIC_GRADERS = PACKAGE / "graders" / tasks.LAB
 MIN_LINE = 16  # a solution line shorter than this ("else:", "return out") is no one's secret
 RUN = 3  # consecutive lines of a region (or a hidden grader) that make a copy
 RUN_LINE = 12  # lines shorter than this ("try:", "yield", "finally:") are left out of the runs compared
-# Regions ("<module>.<function>") the public engine holds on purpose, and why: reviewed, not a leak.
-ENGINE_SHARES = {
-    "reference_check.torch_attention": "the graders run PyTorch's attention under each SDPA kernel in the grading "
-    "process to know which kernels could have answered (autograder/diagnose/reference_check.py); the handout "
-    "names the same calls",
-}
 MAX_SCANNED = 64 << 20
 
 
@@ -76,6 +78,7 @@ class Secrets:
     solution_lines: frozenset[str]  # every region's lines that are not also lines of the stubs
     hidden: dict[str, tuple[str, ...]]  # hidden grader file name -> its code lines no public grader has
     hidden_texts: frozenset[str]  # the hidden graders' texts
+    answers: tuple[Answer, ...] = ()  # the predict-first step's distinctive expected answers
 
     @classmethod
     def of(cls, kit: Kit) -> Secrets:
@@ -103,7 +106,15 @@ class Secrets:
             )
             for name, text in hidden_texts.items()
         }
-        return cls(stub_texts, references, regions, frozenset(lines - public), hidden, frozenset(hidden_texts.values()))
+        return cls(
+            stub_texts,
+            references,
+            regions,
+            frozenset(lines - public),
+            hidden,
+            frozenset(hidden_texts.values()),
+            expected_answers.expected(Path(solutions)),
+        )
 
 
 def _regions(module: str, text: str, path: Path) -> dict[str, tuple[str, ...]]:
@@ -141,22 +152,34 @@ def scan_text(name: str, text: str, secrets: Secrets, *, engine: bool = False) -
     if HIDDEN_NAME.search(base) or text in secrets.hidden_texts:
         found.append(f"{name}: is a hidden grader")
     found.extend(f"{name}: holds {marker!r}" for marker in MARKERS if marker in text)
+    for answer in secrets.answers:
+        form = answer.in_text(text)
+        if form is not None:
+            found.append(f"{name}: holds the expected answer of prediction {answer.question!r} ({form})")
     code = _code(text.splitlines())
     runs = _significant(code)
     for hidden_name, hidden_lines in secrets.hidden.items():
         if _has_run(runs, list(hidden_lines), RUN):
             found.append(f"{name}: holds {RUN} lines in a row of the hidden grader {hidden_name}")
     if engine:
-        copied = [
-            key
-            for key, region in secrets.regions.items()
-            if key.split("#")[0] not in ENGINE_SHARES and _has_run(runs, list(region), min(RUN, len(region)))
-        ]
+        copied = [key for key, region in secrets.regions.items() if _has_run(runs, list(region), min(RUN, len(region)))]
         found.extend(f"{name}: holds the solution region of {key.split('#')[0]}" for key in copied[:3])
+        run = _solution_run(runs, secrets.solution_lines)
+        if run and not copied:
+            found.append(f"{name}: holds {RUN} solution lines in a row, from {run[0]!r}")
     else:
         lines = sorted({line for line in code if line in secrets.solution_lines and len(line) >= MIN_LINE})
         found.extend(f"{name}: holds the solution line {line!r}" for line in lines[:3])
     return found
+
+
+def _solution_run(code: list[str], solution_lines: frozenset[str]) -> list[str]:
+    """The first :data:`RUN` consecutive lines of ``code`` that are all solution lines (of any regions), if any."""
+    for start in range(len(code) - RUN + 1):
+        window = code[start : start + RUN]
+        if all(line in solution_lines for line in window):
+            return window
+    return []
 
 
 def _has_run(code: list[str], pattern: list[str], length: int) -> bool:
@@ -168,17 +191,25 @@ def _has_run(code: list[str], pattern: list[str], length: int) -> bool:
 
 
 def scan_bytes(name: str, data: bytes, secrets: Secrets, *, engine: bool = False) -> list[str]:
-    """The leaks of one file's bytes: archives member by member, text files by :func:`scan_text`."""
+    """The leaks of one file's bytes: archives member by member, text files by :func:`scan_text`, other files
+    for the bytes of an expected answer."""
     suffix = Path(name).suffix.lower()
     if suffix in ARCHIVES:
         return scan_archive(name, data, secrets)
-    if suffix not in TEXT or len(data) > MAX_SCANNED:
+    if len(data) > MAX_SCANNED:
         return []
+    if suffix not in TEXT:
+        return [
+            f"{name}: holds the expected answer of prediction {answer.question!r} (as a float)"
+            for answer in secrets.answers
+            if answer.in_bytes(data, array=suffix in ARRAYS)
+        ]
     return scan_text(name, data.decode("utf-8", errors="replace"), secrets, engine=engine)
 
 
 def scan_archive(name: str, data: bytes, secrets: Secrets) -> list[str]:
-    """The leaks of a wheel or zip: the engine's modules (``autograder/``) as engine code, the rest as text."""
+    """The leaks of a wheel, zip or ``.npz``: the engine's modules (``autograder/``) as engine code, the rest as
+    text (or, for binary members, for the bytes of an expected answer)."""
     found = []
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))

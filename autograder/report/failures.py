@@ -36,10 +36,11 @@ class StepFailures:
     not_implemented: tuple[str, ...]  # functions still stubbed (file order), then others that raised it (order met)
     failures: tuple[Failure, ...]
     not_started: tuple[str, ...] = ()  # the graders' words for work not there yet, each once
+    for_review: tuple[CheckResult, ...] = ()  # checks awaiting a person's review (0 points until confirmed)
 
     @property
     def empty(self) -> bool:
-        return not self.not_implemented and not self.failures and not self.not_started
+        return not self.not_implemented and not self.failures and not self.not_started and not self.for_review
 
     @property
     def to_start(self) -> bool:
@@ -62,6 +63,8 @@ def of_step(result: StepResult) -> StepFailures:
     waiting: list[str] = []
     groups: dict[tuple[str, str], list[CheckResult]] = {}
     for check in result.failed:
+        if check.review:
+            continue
         failure = check.call_failure
         if failure is not None and failure.not_implemented:
             if failure.function not in functions:
@@ -72,7 +75,7 @@ def of_step(result: StepResult) -> StepFailures:
         else:
             groups.setdefault(_cause(check), []).append(check)
     entries = tuple(Failure(group[0], len(group), sum(c.points for c in group)) for group in groups.values())
-    return StepFailures(result, tuple(functions), entries, tuple(waiting))
+    return StepFailures(result, tuple(functions), entries, tuple(waiting), result.for_review)
 
 
 def of_report(steps: tuple[StepResult, ...]) -> tuple[StepFailures, ...]:

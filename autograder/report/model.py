@@ -49,6 +49,12 @@ class CheckResult:
     call_failure: CallFailure | None = None  # the call produced no value: how it ended
     not_started: str = ""  # the grader's few words when the work is not there yet (no report, no answer)
     evidence: Evidence | None = None  # the arrays of a failed array check (or a passed check's exhibit)
+    review: bool = False  # for review: 0 points until a person (or a grader with the device) confirms it
+
+    @property
+    def status(self) -> str:
+        """``"passed"``, ``"failed"`` or ``"review"`` (not failed: awaiting confirmation, 0 points until then)."""
+        return "passed" if self.passed else "review" if self.review else "failed"
 
     @property
     def id(self) -> str:
@@ -77,6 +83,11 @@ class StepResult:
     @property
     def failed(self) -> tuple[CheckResult, ...]:
         return tuple(c for c in self.checks if not c.passed)
+
+    @property
+    def for_review(self) -> tuple[CheckResult, ...]:
+        """The checks awaiting a person's review (0 points until confirmed)."""
+        return tuple(c for c in self.checks if c.review)
 
 
 @dataclass(frozen=True)

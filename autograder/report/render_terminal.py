@@ -15,7 +15,7 @@ import shlex
 import textwrap
 
 from autograder import tasks
-from autograder.i18n import N_, SOURCE, _, language, ngettext
+from autograder.i18n import N_, SOURCE, Nn_, _, counted, language, ngettext
 from autograder.report import failures
 from autograder.report.model import CheckResult, GradeReport, StepResult
 
@@ -35,12 +35,19 @@ ISOLATION = N_("Student code ran with isolation: {isolation}")
 SEED_AND_ISOLATION = N_("{seed}. {isolation}")  # both on the line under the table: one line fewer to read
 TO_FIX = N_("To fix, step by step:")
 TO_START = N_("Not implemented yet (each step's section of {handout} explains it):")
-STEP_TO_START = N_("{title}: {what}")
-MORE = N_("… and {count} more failed checks: {command}")
-MORE_LISTED = N_("… and {count} more failed checks, each one listed below")  # where every check is shown anyway
+STEP_TO_START = "{module}.py: {what}"  # code and the graders' words: the same in every language
+MORE = Nn_("… and {count} more failed check: {command}", "… and {count} more failed checks: {command}")
+MORE_LISTED = Nn_(  # where every check is shown anyway
+    "… and {count} more failed check, listed below", "… and {count} more failed checks, each one listed below"
+)
 RERUN = "attnlab grade {folder} --step {step} --verbose"  # a command: the same in every language
-SAME_CAUSE = N_("(the same for {count} more checks, {points} points in all)")
-PASSED_MARK, FAILED_MARK = "✓", "✗"
+SAME_CAUSE = Nn_(
+    "(the same for {count} more check, {points} in all)", "(the same for {count} more checks, {points} in all)"
+)
+POINTS = Nn_("{points} point", "{points} points")
+PASSED_MARK, FAILED_MARK, REVIEW_MARK = "✓", "✗", "?"
+FOR_REVIEW = N_("For review (0 points until an instructor or a grader with the device confirms them):")
+STEP_SEPARATOR = " · "  # between the steps of the not-started listing
 
 
 def _points(value: float) -> str:
@@ -77,9 +84,19 @@ def _wrapped(text: str, indent: str = INDENT) -> list[str]:
     return textwrap.wrap(text, WIDTH, initial_indent=indent, subsequent_indent=indent, break_on_hyphens=False)
 
 
+def points_text(points: float) -> str:
+    """``points`` with its noun, in the form the active language gives that number (3 points, 1 point)."""
+    return counted(POINTS, points).format(points=_points(points))
+
+
+def same_cause(count: int, points: float) -> str:
+    """The note under a failed check that ``count`` more failed for the same cause, worth ``points`` together."""
+    return counted(SAME_CAUSE, count).format(count=count, points=points_text(points))
+
+
 def worth(points: float) -> str:
     """``1 pt``, ``2 pts``, ``0.5 pts`` in the active language."""
-    return ngettext("{points} pt", "{points} pts", 1 if points == 1 else 2).format(points=_points(points))
+    return ngettext("{points} pt", "{points} pts", points).format(points=_points(points))
 
 
 def _check_head(check: CheckResult, mark: str) -> str:
@@ -90,18 +107,40 @@ def _failure_lines(entry: failures.Failure) -> list[str]:
     lines = [_check_head(entry.check, FAILED_MARK)]
     lines += _wrapped(entry.check.message)
     if entry.count > 1:
-        lines += _wrapped(_(SAME_CAUSE).format(count=entry.count - 1, points=_points(entry.points)))
+        lines += _wrapped(same_cause(entry.count - 1, entry.points))
     return lines
+
+
+def compact_names(names: tuple[str, ...]) -> list[str]:
+    """``names`` with a class's methods written once under it: ``KVCache (__init__, append)``, the order kept."""
+    out: list[str] = []
+    owners: list[str | None] = []
+    for name in names:
+        owner, _dot, method = name.rpartition(".")
+        if owner and owners and owners[-1] == owner:
+            out[-1] = out[-1][:-1] + f", {method})"
+        else:
+            out.append(f"{owner} ({method})" if owner else name)
+        owners.append(owner or None)
+    return out
+
+
+def step_to_start(group: failures.StepFailures) -> str:
+    """One step's work not there yet, by the file it is written in (the table above names the steps in the
+    same order): its functions still to write (a class's methods together), then the graders' words for the rest."""
+    named = compact_names(group.not_implemented)
+    what = "; ".join([", ".join(named)] * bool(named) + list(group.not_started))
+    return STEP_TO_START.format(module=group.result.step.id, what=what)
 
 
 def _to_start(grouped: tuple[failures.StepFailures, ...]) -> list[str]:
-    """One line per step with work not there yet: its functions still to write, the graders' words for the rest."""
-    lines = [_(TO_START).format(handout=tasks.handout_file(language()))]
-    for group in grouped:
-        what = "; ".join([", ".join(group.not_implemented)] * bool(group.not_implemented) + list(group.not_started))
-        line = _(STEP_TO_START).format(title=_(group.result.step.title), what=what)
-        lines += textwrap.wrap(line, WIDTH, initial_indent="  ", subsequent_indent="      ", break_on_hyphens=False)
-    return lines
+    """Every step with work not there yet, packed into as few lines as fit (steps apart by ``·``): the untouched
+    stubs' whole output stays on one screen (40 lines) in every language, each function still named."""
+    listing = STEP_SEPARATOR.join(step_to_start(group) for group in grouped)
+    packed = textwrap.wrap(
+        listing, WIDTH, initial_indent="  ", subsequent_indent="  ", break_on_hyphens=False, break_long_words=False
+    )
+    return [_(TO_START).format(handout=tasks.handout_file(language())), *packed]
 
 
 def rerun_command(folder: str, step: str, lang: str | None = None) -> str:
@@ -117,16 +156,18 @@ def _step_failures(group: failures.StepFailures, folder: str | None, lang: str |
         lines += _failure_lines(entry)
     hidden = sum(e.count for e in group.failures[SHOWN_PER_STEP:])
     if hidden and folder is None:
-        lines += _wrapped(_(MORE_LISTED).format(count=hidden), "  ")
+        lines += _wrapped(counted(MORE_LISTED, hidden).format(count=hidden), "  ")
     elif hidden:
-        lines += _wrapped(_(MORE).format(count=hidden, command=rerun_command(folder, step.id, lang)), "  ")
+        lines += _wrapped(
+            counted(MORE, hidden).format(count=hidden, command=rerun_command(folder, step.id, lang)), "  "
+        )
     return lines
 
 
 def _every_check(result: StepResult) -> list[str]:
     lines = [f"{_(result.step.title)} ({_points(result.earned)}/{_points(result.possible)})"]
     for check in result.checks:
-        lines.append(_check_head(check, PASSED_MARK if check.passed else FAILED_MARK))
+        lines.append(_check_head(check, PASSED_MARK if check.passed else REVIEW_MARK if check.review else FAILED_MARK))
         if not check.passed:
             lines += _wrapped(check.message)
     return lines
@@ -168,6 +209,11 @@ def text(
         grouped = failures.of_report(report.steps)
         if any(group.to_start for group in grouped):
             lines += ["", *_to_start(tuple(group for group in grouped if group.to_start))]
+        review = [check for group in grouped for check in group.for_review]
+        if review:
+            lines += ["", _(FOR_REVIEW)]
+            for check in review:
+                lines += [_check_head(check, REVIEW_MARK), *_wrapped(check.message)]
         worked = [group for group in grouped if group.failures]
         if worked:  # when every check passed, the table's last line says so
             lines += ["", _(TO_FIX)]

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from autograder import isolated
-from autograder.sandbox import bwrap, environment
+from autograder.sandbox import bwrap, environment, probecache
 
 ENV_LEVEL = "ATTNLAB_ISOLATION"
 NOBODY = 65534  # the student processes' uid and gid in the namespaces layer, when the grader runs as root
@@ -106,6 +106,9 @@ def _probe_namespaces() -> tuple[bool, str]:
         return False, f"bubblewrap needs Linux (this is {sys.platform})"
     if bwrap.executable() is None:
         return False, "bubblewrap (bwrap) is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
+    known = probecache.remembered(bwrap.executable())  # a probe that worked since this boot (0.5 s a grade)
+    if known is not None:
+        return True, known
     inner = isolated.command(
         "autograder.sandbox.keeper", "selftest", json.dumps(namespaces_spec()), root=environment.PACKAGE_PARENT
     )
@@ -123,7 +126,9 @@ def _probe_namespaces() -> tuple[bool, str]:
     answer = done.stdout.strip().splitlines()[-1:] or done.stderr.strip().splitlines()[-1:] or ["no answer"]
     if done.returncode == 0 and answer == ["ok"]:
         mode = "as root, privileged; student code runs as uid 65534" if running_as_root() else "in a user namespace"
-        return True, f"bubblewrap {bwrap.executable()} works ({mode})"
+        answer = f"bubblewrap {bwrap.executable()} works ({mode})"
+        probecache.remember(bwrap.executable(), answer)
+        return True, answer
     return False, f"bubblewrap cannot confine a child here: {answer[0][:300]}"
 
 

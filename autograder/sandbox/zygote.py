@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from autograder import isolated, safefs
-from autograder.sandbox import environment, isolation, writable
+from autograder.sandbox import environment, isolation, probecache, writable
 from autograder.sandbox.isolation import Level
 
 ENV_SWITCH = "ATTNLAB_FORKSERVER"  # "0" turns the fork server off (each child is a fresh python -I)
@@ -215,12 +215,19 @@ class Zygote:
             socket.send_fds(channel, [json.dumps(message).encode()], list(fds))
             reply = channel.recv(MAX_MESSAGE)
         except OSError as error:  # socket.timeout is an OSError
+            self._forget_probe()
             self.close()
             raise ZygoteError(f"the sandbox fork server did not answer ({error})") from None
         if not reply:
+            self._forget_probe()
             self.close()
             raise ZygoteError("the sandbox fork server ended")
         return json.loads(reply)
+
+    def _forget_probe(self) -> None:
+        """A server inside bubblewrap that failed: the next grade probes bubblewrap again (no remembered answer)."""
+        if self.level == Level.NAMESPACES:
+            probecache.forget()
 
     def _channel(self) -> socket.socket:
         """This process's own conversation with the zygote (a forked copy of the owner opens a new one)."""

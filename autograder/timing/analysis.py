@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder.i18n import N_, _
+from autograder.i18n import N_, Nn_, _, counted
 from autograder.timing.calibration import GPU_NOT_CALIBRATED, windows_for
 from autograder.timing.report import Attention, Decoding, TimingReport
 
@@ -72,9 +72,12 @@ RATIO_FLAT = N_(
     "the naive head's n x n temporaries make it fall further behind"
 )
 REPEATED_LATENCIES = (
-    N_("decoding without cache: per-token latencies repeat exactly ({distinct} distinct values for {count} tokens)"),
-    N_("decoding with cache: per-token latencies repeat exactly ({distinct} distinct values for {count} tokens)"),
+    N_("decoding without cache: per-token latencies repeat exactly ({distinct} for {tokens})"),
+    N_("decoding with cache: per-token latencies repeat exactly ({distinct} for {tokens})"),
 )
+DISTINCT = Nn_("{count} distinct value", "{count} distinct values")
+TOKENS = Nn_("{count} token", "{count} tokens")
+THREADS = Nn_("{count} thread", "{count} threads")
 
 
 def review_flags(report: TimingReport) -> list[str]:
@@ -106,20 +109,26 @@ def review_flags(report: TimingReport) -> list[str]:
         flags.append(_(RATIO_FLAT).format(smallest=f"{ratio[0]:.2f}", largest=f"{ratio[-1]:.2f}"))
     for sentence, run in zip(REPEATED_LATENCIES, (report.decoding.without_cache, report.decoding.with_cache)):
         if len(np.unique(run.seconds)) < MIN_DISTINCT_LATENCIES * len(run.seconds):
-            flags.append(_(sentence).format(distinct=len(np.unique(run.seconds)), count=len(run.seconds)))
+            distinct, tokens = len(np.unique(run.seconds)), len(run.seconds)
+            flags.append(
+                _(sentence).format(
+                    distinct=counted(DISTINCT, distinct).format(count=distinct),
+                    tokens=counted(TOKENS, tokens).format(count=tokens),
+                )
+            )
     return flags
 
 
-DEVICE_LINE = N_(
-    "device: {device} ({name}), torch {torch}, {dtype}, {threads} thread(s), SDPA backend {backend}; {sweep} sweep"
-)
+DEVICE_LINE = N_("device: {device} ({name}), torch {torch}, {dtype}, {threads}, SDPA backend {backend}; {sweep} sweep")
 ATTENTION_LINE = N_(
     "attention, slope of log t on log n over n = {low}..{high}: naive {naive}, SDPA {sdpa}, causal naive {causal}; "
     "naive/SDPA at n = {n}: {ratio}x"
 )
-DECODING_LINE = N_(
+DECODING_LINE = Nn_(
+    "decoding {tokens} token: per-token slope {without} without cache, {with_cache} with; speed-up at token "
+    "{tokens}: {last}x, total {total}x; tokens identical: {same}",
     "decoding {tokens} tokens: per-token slope {without} without cache, {with_cache} with; speed-up at token "
-    "{tokens}: {last}x, total {total}x; tokens identical: {same}"
+    "{tokens}: {last}x, total {total}x; tokens identical: {same}",
 )
 MEMORY_LINE = N_(
     "peak memory at n = {n}: naive {naive} MiB, SDPA {sdpa} MiB (one float32 score matrix: {score} MiB); measured "
@@ -142,7 +151,7 @@ def summary(report: TimingReport) -> list[str]:
             name=env.device_name,
             torch=env.torch,
             dtype=env.dtype,
-            threads=env.threads,
+            threads=counted(THREADS, env.threads).format(count=env.threads),
             backend=env.sdpa_backend,
             sweep=report.sweep,
         ),
@@ -155,7 +164,7 @@ def summary(report: TimingReport) -> list[str]:
             n=last_n,
             ratio=f"{naive_over_sdpa(attention)[-1]:.1f}",
         ),
-        _(DECODING_LINE).format(
+        counted(DECODING_LINE, decoding.n_tokens).format(
             tokens=decoding.n_tokens,
             without=f"{decoding.without_cache.slope:.2f}",
             with_cache=f"{decoding.with_cache.slope:.2f}",

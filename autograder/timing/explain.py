@@ -81,4 +81,38 @@ REMEASURE_OFF = N_(
     "made on a much faster or slower machine, or edited by hand, does not: run `attnlab "
     "timing` again and submit its report"
 )
-REVIEW_EXPECTED = N_("nothing that needs a person's review (this check is worth 0 points; it only informs)")
+NOTHING_TO_REVIEW = N_("nothing that needs a person's review (this check is worth 0 points; it only informs)")
+
+# -- the grader's own measurement (autograder.timing.verified) -------------------------------------------------
+NOT_EVIDENCE_EXPECTED = N_("a report backed by timing functions that measure (the grader checks yours on its own CPU)")
+NOT_EVIDENCE = N_(
+    "timing functions that did not measure the grader's kernels ({functions}), so the report's numbers count for "
+    "nothing: see the check of your timing functions"
+)
+REVIEW_EXPECTED = N_("times the grader can re-measure on its own device")
+DEVICE_REVIEW = N_(
+    "a report made on {device}, which this grader lacks: these points wait for an instructor or a grader with "
+    "that device (0 until then); your kernels, analysis functions and the report's consistency are graded here"
+)
+CUDA_UNCALIBRATED_REVIEW = N_(
+    "a report made on {device}: the CUDA windows are not calibrated yet, so these points wait for an "
+    "instructor's review (0 until then)"
+)
+REPORT_DISAGREES = N_(
+    "; the grader timed the same kernel itself just now, so a report from your own timing functions lands near "
+    "its measurement: run `attnlab timing` again and hand in its report"
+)
+NOT_MEASURING = {
+    "not_numbers": N_("a positive number of seconds (time_attention), a list of one per token (time_decoding)"),
+    "calls": N_("one warm-up call and then one call per repeat of the kernel being timed"),
+    "not_slowed": N_(
+        "about {factor} times the time when the grader made the kernel do {factor} times the work: a timer "
+        "reports what it measured, not a formula"
+    ),
+    "disagrees": N_("the time the grader measured for the same kernel, within a factor of {factor}"),
+    "ignores_n": N_("times that follow n as the grader's measurement of the same kernel does"),
+}
+WRONG_RESULT = N_(
+    "; the grader compares every timed call with the reference on the same inputs: a kernel must compute "
+    "attention, not return a stored or made-up answer"
+)

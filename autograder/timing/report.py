@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from autograder.i18n import N_, _
+from autograder.i18n import N_, _, ngettext
 from autograder.text import escape_controls
 from autograder.timing.calibration import SERIES
 
@@ -164,9 +164,11 @@ def load_json(path: Path) -> Any:
         raise ReportError(_("{path} is not a regular file (a link, a folder or a device)").format(path=PATH))
     if info.st_size > MAX_BYTES:
         raise ReportError(
-            _("{path} is {size} bytes, more than a timing report can be ({limit} bytes)").format(
-                path=PATH, size=info.st_size, limit=MAX_BYTES
-            )
+            ngettext(
+                "{path} is {size} byte, more than a timing report can be ({limit} bytes)",
+                "{path} is {size} bytes, more than a timing report can be ({limit} bytes)",
+                info.st_size,
+            ).format(path=PATH, size=info.st_size, limit=MAX_BYTES)
         )
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
@@ -176,7 +178,11 @@ def load_json(path: Path) -> Any:
         raise ReportError(_("{path} cannot be read ({reason})").format(path=PATH, reason=error.strerror)) from None
     if len(raw) > MAX_BYTES:
         raise ReportError(
-            _("{path} is larger than a timing report can be ({limit} bytes)").format(path=PATH, limit=MAX_BYTES)
+            ngettext(
+                "{path} is larger than a timing report can be ({limit} byte)",
+                "{path} is larger than a timing report can be ({limit} bytes)",
+                MAX_BYTES,
+            ).format(path=PATH, limit=MAX_BYTES)
         )
     try:
         text = raw.decode("utf-8")
@@ -219,9 +225,11 @@ def _kind(value: Any) -> str:
             else (_("a huge integer") if abs(value) > 10**15 else _("the number {value}").format(value=value))
         )
     if isinstance(value, str):
-        return _("a string of {count} characters").format(count=len(value))
+        return ngettext("a string of {count} character", "a string of {count} characters", len(value)).format(
+            count=len(value)
+        )
     if isinstance(value, list):
-        return _("a list of {count} items").format(count=len(value))
+        return ngettext("a list of {count} item", "a list of {count} items", len(value)).format(count=len(value))
     if isinstance(value, dict):
         return _("an object")
     return "null" if value is None else type(value).__name__
@@ -239,7 +247,13 @@ def _object(value: Any, where: str, keys: tuple[str, ...]) -> dict[str, Any]:
 def _text(value: Any, where: str) -> str:
     """A string of the report, control characters escaped (it came from the student's folder)."""
     if not isinstance(value, str) or len(value) > MAX_TEXT:
-        _fail(where, _("a string of at most {limit} characters").format(limit=MAX_TEXT), value)
+        _fail(
+            where,
+            ngettext(
+                "a string of at most {limit} character", "a string of at most {limit} characters", MAX_TEXT
+            ).format(limit=MAX_TEXT),
+            value,
+        )
     return escape_controls(value)
 
 
@@ -277,7 +291,7 @@ def _list(value: Any, where: str, length: int | None = None, at_least: int = 1) 
         or (length is not None and len(value) != length)
     ):
         size = f"{length}" if length is not None else _("{low} to {high}").format(low=at_least, high=MAX_ITEMS)
-        _fail(where, _("a list of {count} items").format(count=size), value)
+        _fail(where, ngettext("a list of {count} item", "a list of {count} items", size).format(count=size), value)
     return value
 
 

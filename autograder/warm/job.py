@@ -10,18 +10,26 @@ from __future__ import annotations
 
 from typing import Any
 
+from autograder import i18n
 from autograder.engine import GradeOptions
 from autograder.report import serialize
 
 HANDLER = __name__
+LANG = "lang"  # the feedback's language, beside the options (absent: English)
 
 
-def request_for(options: GradeOptions) -> dict[str, Any]:
-    """The request that grades with ``options``."""
-    return serialize.encode(options)
+def request_for(options: GradeOptions, lang: str | None = None) -> dict[str, Any]:
+    """The request that grades with ``options``, its feedback in ``lang`` (English when None)."""
+    request = serialize.encode(options)
+    return {**request, LANG: lang} if lang else request
+
+
+def prepare(request: dict[str, Any]) -> None:
+    """Before grading: the request's language (English when it names none or one the kit does not ship)."""
+    i18n.activate(i18n.choose_or_source(request[LANG]) if request.get(LANG) else i18n.SOURCE)
 
 
 def options(request: dict[str, Any]) -> GradeOptions:
     """The options a :func:`request_for` request names; :class:`~autograder.report.serialize.FormatError` (a
     ValueError) when it names none."""
-    return serialize.decode(GradeOptions, request)
+    return serialize.decode(GradeOptions, {key: value for key, value in request.items() if key != LANG})

@@ -20,7 +20,7 @@ import numpy as np
 
 from autograder import messages, tasks
 from autograder.checking import describe
-from autograder.i18n import N_, _
+from autograder.i18n import N_, Nn_, _, counted
 from autograder.sandbox import outcome as outcomes
 from autograder.sandbox.client import Sandbox
 
@@ -28,10 +28,11 @@ NOT_WRITTEN = N_("{call} raises NotImplementedError")
 NO_VALUE = N_("{call}: {what}")
 NOT_AN_ARRAY = N_("{call} returned {got}, not an array of shape {shape}")
 WRONG_SHAPE = N_("{call} returned an array of shape {got}; this view needs shape {shape}")
-NOT_A_TUPLE = N_("{call} returned {got}, not a tuple of {count}")
+NOT_A_TUPLE = Nn_("{call} returned {got}, not a tuple of {count}", "{call} returned {got}, not a tuple of {count}")
 NOT_A_NUMBER = N_("{call} returned {got}, not a number")
-NOT_FINITE = N_(
-    "{call} returned {count} entries that are NaN or infinite (the first at [{where}]); they are drawn as NaN"
+NOT_FINITE = Nn_(
+    "{call} returned {count} entry that is NaN or infinite (at [{where}]); it is drawn as NaN",
+    "{call} returned {count} entries that are NaN or infinite (the first at [{where}]); they are drawn as NaN",
 )
 
 
@@ -75,7 +76,7 @@ class Found:
         bad = np.isnan(array) | (np.isinf(array) & ~(allow_neg_inf & np.isneginf(array)))
         if bad.any():
             where = ", ".join(str(int(i)) for i in np.argwhere(bad)[0])
-            warning = _(NOT_FINITE).format(call=call, count=int(bad.sum()), where=where)
+            warning = counted(NOT_FINITE, int(bad.sum())).format(call=call, count=int(bad.sum()), where=where)
             return replace(self, value=array, warning=warning)
         return replace(self, value=array)
 
@@ -96,7 +97,9 @@ class Found:
             return [self] * count
         value = self.value
         if not isinstance(value, (tuple, list)) or len(value) != count:
-            return [self.failed(_(NOT_A_TUPLE).format(call=call, got=describe(value), count=count))] * count
+            return [
+                self.failed(counted(NOT_A_TUPLE, count).format(call=call, got=describe(value), count=count))
+            ] * count
         return [replace(self, value=item) for item in value]
 
     def number(self, call: str) -> Found:

@@ -24,7 +24,7 @@ import numpy as np
 
 from autograder.cases import toy_gpt as cases
 from autograder.checks.toy_gpt import send
-from autograder.i18n import N_, _
+from autograder.i18n import N_, Nn_, _, counted
 from autograder.sandbox.protocol import AsTorch
 from autograder.workbench.found import Caller, Found
 from autograder.workbench.view import numbers, problems, warnings
@@ -34,15 +34,18 @@ PROMPT, N_NEW = cases.PROMPT, cases.N_NEW
 FORWARD = "gpt_forward(weights, tokens)"
 STEPS = "gpt_step(weights, tokens[t], t, cache)"
 NOT_CALLED = N_(
-    "your gpt_forward did not call causal_self_attention once per block ({count} calls for {blocks} blocks), so "
+    "your gpt_forward did not call causal_self_attention once per block ({calls} for {blocks}), so "
     "the workbench cannot see what each block's attention was given"
 )
+CALLS, BLOCKS = Nn_("{count} call", "{count} calls"), Nn_("{count} block", "{count} blocks")
 DIFFERS = N_(
     "in block {block}, your causal_self_attention returned something else (largest difference {gap}) than your "
     "attention with the causal mask, head by head, through W_O: the weights drawn here may not be the ones your "
     "toy GPT uses"
 )
-NOT_A_LIST = N_("{call} did not run once for each of the {count} tokens")
+NOT_A_LIST = Nn_(
+    "{call} did not run once for each of the {count} token", "{call} did not run once for each of the {count} tokens"
+)
 CACHE_ROWS = N_("after step {step}, a cache holds keys or values of shape {shape}, not rows of width {width}")
 AGREEMENT = 1e-6  # relative: float32 work lands within about 1e-7 of the same computation in float64
 
@@ -107,7 +110,14 @@ def forward(caller: Caller, weights: dict[str, Any]) -> dict[str, Any]:
     if calls.ok:
         recorded = calls.value if isinstance(calls.value, list) else []
         if len(recorded) != blocks or [c[0] for c in recorded] != list(range(blocks)):
-            noted.append(calls.failed(_(NOT_CALLED).format(count=len(recorded), blocks=blocks)))
+            noted.append(
+                calls.failed(
+                    _(NOT_CALLED).format(
+                        calls=counted(CALLS, len(recorded)).format(count=len(recorded)),
+                        blocks=counted(BLOCKS, blocks).format(count=blocks),
+                    )
+                )
+            )
         else:
             layers, more = head_weights(caller, weights, recorded)
             noted += more
@@ -137,7 +147,7 @@ def decode(caller: Caller, weights: dict[str, Any]) -> dict[str, Any]:
             if not logits.ok:
                 break
     elif found.ok:
-        noted.append(found.failed(_(NOT_A_LIST).format(call=STEPS, count=len(TOKENS))))
+        noted.append(found.failed(counted(NOT_A_LIST, len(TOKENS)).format(call=STEPS, count=len(TOKENS))))
     problems_met = problems(noted) + [problem for step in steps for problem in step["cache"]["problems"]]
     return {"steps": steps, "heads": n_heads, "problems": problems_met, "warnings": warnings(noted)}
 

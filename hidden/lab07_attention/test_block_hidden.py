@@ -13,7 +13,7 @@ from autograder.diagnose.block import (
     multi_head_variants,
     rms_norm_variants,
 )
-from autograder.i18n import N_, _
+from autograder.i18n import N_, _, ngettext
 
 pytestmark = pytest.mark.step("block")
 RANDOM_ROWS = N_("{call} with random rows of shape {shape}")
@@ -48,7 +48,11 @@ def test_random_multi_head(lab: Lab, ref, rng: np.random.Generator) -> None:
         X,
         heads,
         W_O,
-        text=_("{call} with random X {shape}, {count} heads of d_k = {d_k}, d_v = {d_v}, W_O {w_o}").format(
+        text=ngettext(
+            "{call} with random X {shape}, {count} head of d_k = {d_k}, d_v = {d_v}, W_O {w_o}",
+            "{call} with random X {shape}, {count} heads of d_k = {d_k}, d_v = {d_v}, W_O {w_o}",
+            n_heads,
+        ).format(
             call="multi_head(X, heads, W_O)",
             shape=X.shape,
             count=n_heads,
@@ -128,8 +132,10 @@ def test_random_block(lab: Lab, ref, rng: np.random.Generator) -> None:
     got = lab.call(
         "block",
         *args,
-        text=_("{call} with random X {shape}, {count} heads, d_ff = {d_ff}").format(
-            call="block(X, heads, W_O, W1, b1, W2, b2)", shape=X.shape, count=n_heads, d_ff=d_ff
-        ),
+        text=ngettext(
+            "{call} with random X {shape}, {count} head, d_ff = {d_ff}",
+            "{call} with random X {shape}, {count} heads, d_ff = {d_ff}",
+            n_heads,
+        ).format(call="block(X, heads, W_O, W1, b1, W2, b2)", shape=X.shape, count=n_heads, d_ff=d_ff),
     )
     expect_close(got, ref.block.block(*args), wrong=block_variants(ref, *args))

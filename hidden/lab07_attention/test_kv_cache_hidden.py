@@ -8,7 +8,7 @@ import pytest
 from autograder.checking import Lab, expect_that, with_inputs
 from autograder.checks.kv_cache import AFTERWARDS, APPENDS, DECODE, expect_appends, expect_decoded, expect_incremental
 from autograder.diagnose.kv_cache import decode_variants, incremental_variants, kv_cache_bytes_variants
-from autograder.i18n import _
+from autograder.i18n import _, ngettext
 from autograder.sandbox.protocol import AsTorch
 
 pytestmark = pytest.mark.step("kv_cache")
@@ -104,8 +104,8 @@ def test_random_cache_bytes(lab: Lab, ref, rng: np.random.Generator) -> None:
     expect_that(
         got,
         abs(value - expected) <= 0.5,
-        _("{bytes} bytes").format(bytes=f"{expected:,}"),
-        _("{bytes} bytes").format(bytes=f"{value:,.0f}"),
+        ngettext("{bytes} byte", "{bytes} bytes", expected).format(bytes=f"{expected:,}"),
+        ngettext("{bytes} byte", "{bytes} bytes", round(value)).format(bytes=f"{value:,.0f}"),
         value=np.asarray(value),
         wrong=kv_cache_bytes_variants(expected, n_kv_heads=n_kv_heads),
     )

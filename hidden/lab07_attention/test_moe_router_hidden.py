@@ -14,7 +14,7 @@ from autograder.diagnose.moe_router import (
     moe_params_variants,
     route_variants,
 )
-from autograder.i18n import _
+from autograder.i18n import _, ngettext
 
 pytestmark = pytest.mark.step("moe_router")
 
@@ -58,9 +58,11 @@ def test_random_moe_layer(lab: Lab, ref, rng: np.random.Generator) -> None:
         A,
         b,
         k,
-        text=_("{call} with random x {shape}, {count} affine experts that record the rows they receive").format(
-            call=f"moe_layer(x, W_r, experts, {k})", shape=x.shape, count=n_experts
-        ),
+        text=ngettext(
+            "{call} with random x {shape}, {count} affine expert that records the rows it receives",
+            "{call} with random x {shape}, {count} affine experts that record the rows they receive",
+            n_experts,
+        ).format(call=f"moe_layer(x, W_r, experts, {k})", shape=x.shape, count=n_experts),
     )
     output, rows, _calls = got.parts("output", "rows", "calls")
     expect_close(

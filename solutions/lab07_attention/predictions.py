@@ -1,14 +1,28 @@
-"""Predict first, then check (handout section `predictions`).
+"""Predict first, then test (handout section `predictions`).
 
 Before you run a step's code, write down what you expect it to give: replace
 each ``None`` below with your prediction, as a plain literal (a number, a
 string, a list or a tuple). Fill the entries in as you reach their steps; the
 full questions, with their inputs, are in the handout section "Predict first,
-then check". The grader compares each prediction with the value the reference
-solution computes and shows that value only once you have answered, so an
-entry left at ``None`` just says "no prediction yet". Do not compute your
-answers with your code: a wrong prediction that you then understand is the
-point of the exercise.
+then check". Then test it: run your function on the question's inputs and see.
+A wrong prediction that you then understand is the point of the exercise, so
+do not copy your code's output into the dict.
+
+How it is graded (each question's points are split in two halves):
+
+- ``attnlab grade`` (on your computer) runs your own functions on each
+  question's inputs, in the sandbox, and checks that your prediction agrees
+  with what your code computes. That half is the only one you can earn
+  locally, and your local grade shows it: the kit you have holds no expected
+  answers, so it cannot tell you whether your code and your prediction are
+  both right or both wrong.
+- Your instructor's grader (Gradescope, nbgrader or the class batch) also
+  compares each prediction with the value the reference solution computes.
+  That is the other half: a prediction that agrees with a wrong function
+  earns the first half and loses the second, and the feedback names the
+  likely misconception.
+
+An entry left at ``None`` just says "no prediction yet" in both.
 """
 
 from __future__ import annotations
@@ -35,6 +49,6 @@ PREDICTIONS: dict[str, Any] = {
     # What swapping two tokens in Q, K and V together does to the output ("swapped", "unchanged" or "different")
     "permuted_inputs": "swapped",  # ANSWER
     # KV cache
-    # The KV cache of a 70B-class model: 80 layers, 8 KV heads of width 128, fp16, 32,768 tokens (a number of GB)
-    "kv_cache_gb": 10.7,  # ANSWER
+    # The KV cache of a 70B-class model: 80 layers, 8 KV heads of width 128, fp16, 8,192 tokens (a number of GB)
+    "kv_cache_gb": 2.68,  # ANSWER
 }

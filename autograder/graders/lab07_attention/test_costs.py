@@ -8,7 +8,7 @@ import pytest
 from autograder import cases, chapter
 from autograder.cases import costs as table
 from autograder.checking import COUNT, Got, Lab, as_number, describe, expect_case, expect_close
-from autograder.i18n import N_, _
+from autograder.i18n import N_, _, ngettext
 
 pytestmark = pytest.mark.step("costs")
 
@@ -215,7 +215,9 @@ def test_score_memory(lab: Lab) -> None:
         "score_entries",
         1024,
         32,
-        text=_("{call} ({count} heads)").format(call="score_entries(1024, 32)", count=32),
+        text=ngettext("{call} ({count} head)", "{call} ({count} heads)", 32).format(
+            call="score_entries(1024, 32)", count=32
+        ),
     )
     expect_close(
         heads, chapter.value("T732-scoretensor-32") * 1e6, wrong=cases.wrong("score_entries_32_heads"), **COUNT

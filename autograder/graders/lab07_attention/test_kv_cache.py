@@ -21,7 +21,7 @@ from autograder.checks.kv_cache import (
     expect_incremental,
 )
 from autograder.diagnose.kv_cache import kv_cache_bytes_variants
-from autograder.i18n import N_, _
+from autograder.i18n import N_, Nn_, _, counted, ngettext
 from autograder.sandbox.protocol import AsTorch
 
 pytestmark = pytest.mark.step("kv_cache")
@@ -33,9 +33,10 @@ WEIGHTS_7B = 7e9 * 2  # fp16 weights of a 7B model, bytes
 FREE_NODE = (4 * 80 - 140) * GB  # four 80 GB cards minus a 70B model's fp16 weights (140 GB)
 # How a number is shown in a message; "{value}" is the number.
 IN_GB, IN_GIB = "{value} GB", "{value} GiB"
-TIMES_THE_WEIGHTS, TOKENS = N_("{value} times the weights"), N_("{value} tokens")
+TIMES_THE_WEIGHTS = Nn_("{value} times the weights", "{value} times the weights")
+TOKENS = Nn_("{value} token", "{value} tokens")
 EXERCISE = N_("exercise {number}, {call}: {what}")
-SEVENTY_B = N_("70B-class with {heads} KV heads, 32k tokens, fp16")
+SEVENTY_B = Nn_("70B-class with {heads} KV head, 32k tokens, fp16", "70B-class with {heads} KV heads, 32k tokens, fp16")
 
 
 def _derived(got: Got, call: str, value: Any) -> Got:
@@ -43,16 +44,24 @@ def _derived(got: Got, call: str, value: Any) -> Got:
     return Got(got.step, call, np.asarray(value, dtype=float))
 
 
-def _expect_number(got: Got, expected: float, *, shown: str = "{value}", wrong: dict | None = None) -> None:
+def _shown(shown: str | tuple[str, str], number: float) -> str:
+    """``number`` written with its unit: ``shown`` a unit (``"{value} GB"``) or an ``Nn_`` pair with words."""
+    text = counted(shown, number) if isinstance(shown, tuple) else _(shown)
+    return text.format(value=f"{number:.6g}")
+
+
+def _expect_number(
+    got: Got, expected: float, *, shown: str | tuple[str, str] = "{value}", wrong: dict | None = None
+) -> None:
     """Expect the number in ``got`` (computed by the grader from the student's bytes) to be ``expected``, to
-    rounding; ``shown`` writes a number with its unit (``"{value} GB"``, marked with ``N_`` when it has words)."""
+    rounding; ``shown`` writes a number with its unit (``"{value} GB"``, or an ``Nn_`` pair when it has words)."""
     value = float(got.value)
     holds = bool(np.isclose(value, expected, **EXACT))
     expect_that(
         got,
         holds,
-        _(shown).format(value=f"{expected:.6g}"),
-        _(shown).format(value=f"{value:.6g}"),
+        _shown(shown, expected),
+        _shown(shown, value),
         value=np.asarray(value),
         wrong=wrong,
     )
@@ -114,7 +123,9 @@ def test_decode_step(lab: Lab, name: str) -> None:
     expect_that(
         length,
         length.number() == n_cached + 1,
-        _("{count} tokens (one more than before)").format(count=n_cached + 1),
+        ngettext("{count} token (one more than before)", "{count} tokens (one more than before)", n_cached + 1).format(
+            count=n_cached + 1
+        ),
         f"{length.number():g}",
         value=np.asarray(length.number()),
         wrong={"cache_keeps_last_only": np.asarray(1)},
@@ -196,7 +207,11 @@ def test_gqa_and_mqa(lab: Lab) -> None:
             n_kv_heads,
             128,
             100_000,
-            what=_("32 layers, {heads} KV heads, 100k tokens, fp16").format(heads=n_kv_heads),
+            what=ngettext(
+                "32 layers, {heads} KV head, 100k tokens, fp16",
+                "32 layers, {heads} KV heads, 100k tokens, fp16",
+                n_kv_heads,
+            ).format(heads=n_kv_heads),
         )
         _expect_number(
             _derived(got, f"{got.call} / 1e9", n_bytes / GB),
@@ -210,12 +225,12 @@ def test_gqa_and_mqa(lab: Lab) -> None:
     )
     expect_close(_derived(got, ratios, sizes[0] / np.asarray(sizes)), chapter.value("T765-shrink"), **EXACT)
     exercise = chapter.value("T713-ex3")  # exercise 3: MHA and GQA-8 in GB and GiB, and their ratio
-    in_units = N_("{heads} KV heads in {unit}")
+    in_units = Nn_("{heads} KV head in {unit}", "{heads} KV heads in {unit}")
     for value, key, what in (
-        (sizes[0] / GB, "MHA_GB", _(in_units).format(heads=32, unit="GB")),
-        (sizes[0] / GIB, "MHA_GiB", _(in_units).format(heads=32, unit="GiB")),
-        (sizes[1] / GB, "GQA8_GB", _(in_units).format(heads=8, unit="GB")),
-        (sizes[1] / GIB, "GQA8_GiB", _(in_units).format(heads=8, unit="GiB")),
+        (sizes[0] / GB, "MHA_GB", counted(in_units, 32).format(heads=32, unit="GB")),
+        (sizes[0] / GIB, "MHA_GiB", counted(in_units, 32).format(heads=32, unit="GiB")),
+        (sizes[1] / GB, "GQA8_GB", counted(in_units, 8).format(heads=8, unit="GB")),
+        (sizes[1] / GIB, "GQA8_GiB", counted(in_units, 8).format(heads=8, unit="GiB")),
         (sizes[0] / sizes[1], "ratio", _("{heads} over {other} KV heads").format(heads=32, other=8)),
     ):
         _expect_number(
@@ -228,7 +243,7 @@ def test_gqa_and_mqa(lab: Lab) -> None:
 @pytest.mark.points(0.5)
 def test_70b_with_eight_kv_heads(lab: Lab) -> None:
     """A 70B model with 8 KV heads at 32k tokens needs 10.7 GB: 0.134 of an 80 GB card, more than the chapter's 1/8"""
-    got, n_bytes = _bytes(lab, 80, 8, 128, 32768, what=_(SEVENTY_B).format(heads=8))
+    got, n_bytes = _bytes(lab, 80, 8, 128, 32768, what=counted(SEVENTY_B, 8).format(heads=8))
     _expect_number(
         _derived(got, f"{got.call} / 1e9", n_bytes / GB),
         chapter.value("T764-10.7"),
@@ -248,7 +263,9 @@ def test_max_context_per_user(lab: Lab) -> None:
     """On 4 x 80 GB with 140 GB of weights: 2 vs 16 requests of 32k, and 17,166 vs 137,329 tokens for each of 4 users"""
     caches = []
     for n_kv_heads, expected_gb in ((64, chapter.value("T764-kv")[2]), (8, chapter.value("T764-10.7"))):
-        got, n_bytes = _bytes(lab, 80, n_kv_heads, 128, 32768, what=_(SEVENTY_B).format(heads=n_kv_heads))
+        got, n_bytes = _bytes(
+            lab, 80, n_kv_heads, 128, 32768, what=counted(SEVENTY_B, n_kv_heads).format(heads=n_kv_heads)
+        )
         _expect_number(
             _derived(got, f"{got.call} / 1e9", n_bytes / GB),
             expected_gb,
@@ -270,7 +287,11 @@ def test_max_context_per_user(lab: Lab) -> None:
             n_kv_heads,
             128,
             1,
-            what=_("bytes per token, 70B-class with {heads} KV heads").format(heads=n_kv_heads),
+            what=ngettext(
+                "bytes per token, 70B-class with {heads} KV head",
+                "bytes per token, 70B-class with {heads} KV heads",
+                n_kv_heads,
+            ).format(heads=n_kv_heads),
         )
         tokens = _derived(
             got,
@@ -293,7 +314,11 @@ def test_max_context_per_user(lab: Lab) -> None:
                 128,
                 n_tokens,
                 batch=4,
-                what=_("4 users of {tokens} tokens, {heads} KV heads").format(tokens=n_tokens, heads=n_kv_heads),
+                what=ngettext(
+                    "4 users of {tokens} tokens, {heads} KV head",
+                    "4 users of {tokens} tokens, {heads} KV heads",
+                    n_kv_heads,
+                ).format(tokens=n_tokens, heads=n_kv_heads),
             )
             expect_that(
                 got,

@@ -10,7 +10,7 @@ from autograder.cases import core
 from autograder.checking import Lab, expect_case, expect_close, expect_rounding, expect_that, with_inputs
 from autograder.checks.mask import expect_prefix_unchanged
 from autograder.checks.weights import WEIGHT_AXES, WORKED_AXES, expect_weight_rows
-from autograder.i18n import N_, _
+from autograder.i18n import N_, _, ngettext
 
 pytestmark = pytest.mark.step("mask")
 
@@ -108,7 +108,9 @@ def test_earlier_outputs_unchanged(lab: Lab) -> None:
         Q6,
         K6,
         V6,
-        text=_("{call} with {count} tokens").format(call="attention(Q, K, V, causal_mask(6))", count=6),
+        text=ngettext("{call} with {count} token", "{call} with {count} tokens", 6).format(
+            call="attention(Q, K, V, causal_mask(6))", count=6
+        ),
     )
     output, _weights = full.parts("output", "weights")
     short = lab.probe(
@@ -116,9 +118,9 @@ def test_earlier_outputs_unchanged(lab: Lab) -> None:
         Q6[:5],
         K6[:5],
         V6[:5],
-        text=_("{call} with the first {count} of those tokens").format(
-            call="attention(Q, K, V, causal_mask(5))", count=5
-        ),
+        text=ngettext(
+            "{call} with the first {count} of those tokens", "{call} with the first {count} of those tokens", 5
+        ).format(call="attention(Q, K, V, causal_mask(5))", count=5),
     )
     first, _weights = short.parts("output", "weights")
     earlier = output.array((6, 3))[:5]
@@ -126,9 +128,11 @@ def test_earlier_outputs_unchanged(lab: Lab) -> None:
     expect_rounding(
         first,
         change,
-        _("the outputs at the first {count} positions unchanged when a sixth token is appended: a change").format(
-            count=5
-        ),
+        ngettext(
+            "the output at the first {count} position unchanged when a sixth token is appended: a change",
+            "the outputs at the first {count} positions unchanged when a sixth token is appended: a change",
+            5,
+        ).format(count=5),
         scale=float(np.abs(earlier).max()),
     )
     expect_case(output, "masked_6", 0)

@@ -9,7 +9,7 @@ from autograder import cases, chapter, messages
 from autograder.cases import moe_router as moe
 from autograder.checking import Lab, as_number, expect_case, expect_close, expect_that
 from autograder.checks.moe_router import expect_routed_rows
-from autograder.i18n import N_, _
+from autograder.i18n import N_, _, ngettext
 
 pytestmark = pytest.mark.step("moe_router")
 
@@ -57,9 +57,9 @@ def test_route_batch_axes(lab: Lab) -> None:
         moe.INPUTS["x_batch"],
         W_r,
         3,
-        text=_("{call} with x of shape {shape} and {count} experts").format(
-            call="route(x, W_r, 3)", shape="(2, 3, 4)", count=5
-        ),
+        text=ngettext(
+            "{call} with x of shape {shape} and {count} expert", "{call} with x of shape {shape} and {count} experts", 5
+        ).format(call="route(x, W_r, 3)", shape="(2, 3, 4)", count=5),
     )
     indices, gates = got.parts("indices", "gates")
     expect_case(indices, "route_batch", 0, rtol=0, atol=0)

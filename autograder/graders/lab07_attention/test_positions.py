@@ -9,7 +9,7 @@ from autograder import cases, chapter
 from autograder.cases import positions as pcases
 from autograder.checking import Lab, expect_case, expect_close, expect_rounding, expect_that
 from autograder.checks.weights import WEIGHT_AXES
-from autograder.i18n import N_, _
+from autograder.i18n import N_, _, ngettext
 
 pytestmark = pytest.mark.step("positions")
 
@@ -93,9 +93,11 @@ def test_every_vector_has_length_sqrt_half_d(lab: Lab) -> None:
         "sinusoidal_encoding",
         1024,
         768,
-        text=_("{call} ({count} numbers, the size of GPT-2's learned table), the length of each row").format(
-            call="sinusoidal_encoding(1024, 768)", count=f"{entries:,}"
-        ),
+        text=ngettext(
+            "{call} ({count} number, the size of GPT-2's learned table), the length of each row",
+            "{call} ({count} numbers, the size of GPT-2's learned table), the length of each row",
+            entries,
+        ).format(call="sinusoidal_encoding(1024, 768)", count=f"{entries:,}"),
     )
     table = got.array((1024, 768))
     expect_close(got.with_value(pcases.row_norms(table)), np.full(1024, np.sqrt(768 / 2)))
@@ -232,5 +234,7 @@ def test_alibi_bias(lab: Lab) -> None:
         _("a penalty of 1 first at distance {distance}").format(distance=needed),
         _("first at distance {distance}").format(distance=distance)
         if distance is not None
-        else _("no penalty of 1 within {count} tokens").format(count=256),
+        else ngettext("no penalty of 1 within {count} token", "no penalty of 1 within {count} tokens", 256).format(
+            count=256
+        ),
     )

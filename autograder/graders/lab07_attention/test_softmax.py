@@ -9,7 +9,7 @@ from autograder import cases, chapter, messages
 from autograder.cases import core
 from autograder.checking import Lab, expect_case, expect_close, expect_that
 from autograder.checks.weights import WEIGHT_AXES, WORKED_WEIGHTS
-from autograder.i18n import _
+from autograder.i18n import _, ngettext
 
 pytestmark = pytest.mark.step("softmax")
 
@@ -70,7 +70,11 @@ def test_large_scores_are_stable(lab: Lab) -> None:
         got,
         bool(np.isfinite(weights).all()),
         _("finite weights"),
-        _("{count} entries that are inf or NaN").format(count=int(np.sum(~np.isfinite(weights)))),
+        ngettext(
+            "{count} entry that is inf or NaN",
+            "{count} entries that are inf or NaN",
+            int(np.sum(~np.isfinite(weights))),
+        ).format(count=int(np.sum(~np.isfinite(weights)))),
         value=weights,
         wrong=cases.wrong("softmax_large"),
     )

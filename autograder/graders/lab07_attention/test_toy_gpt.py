@@ -10,7 +10,7 @@ from autograder import cases
 from autograder.cases import toy_gpt as gpt_cases
 from autograder.checking import Lab, expect_case, expect_that
 from autograder.checks import toy_gpt as gpt_checks
-from autograder.i18n import _
+from autograder.i18n import _, ngettext
 from autograder.sandbox.protocol import AsTorch
 
 pytestmark = pytest.mark.step("toy_gpt")
@@ -43,9 +43,11 @@ def test_gelu(lab: Lab) -> None:
     got = lab.call(
         "gelu",
         AsTorch(x),
-        text=_("{call} with x = -5, -4.5, ..., 5 and {count} random values (float64)").format(
-            call="gelu(x)", count=len(x) - 21
-        ),
+        text=ngettext(
+            "{call} with x = -5, -4.5, ..., 5 and {count} random value (float64)",
+            "{call} with x = -5, -4.5, ..., 5 and {count} random values (float64)",
+            len(x) - 21,
+        ).format(call="gelu(x)", count=len(x) - 21),
     )
     expect_case(got, "toy_gpt_gelu", **gpt_checks.LOGITS)
 

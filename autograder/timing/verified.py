@@ -1,0 +1,354 @@
+"""The grader's own measurement of a submission's kernels: timed from outside the child, every result checked.
+
+Student code can change any clock inside its own process (``time.thread_time``,
+``time.perf_counter``), so a number measured there proves nothing. Here the
+grader times each kernel call from its side of the sandbox: one request per
+call (:mod:`autograder.sandbox.probes.timing`), the seconds taken with
+:func:`time.perf_counter` in the grading process, the round trip of an empty
+request subtracted, the fastest of a few repeats kept (another process only
+ever adds time). Every timed call's result is compared with the reference on
+the same inputs, so a call that sleeps, returns a cached answer or computes a
+formula is found out; the inputs are new random numbers for each grading.
+
+The student's own timing functions are then run with the kernels they time made
+:data:`SLOW_FACTOR` times the work (trusted wrappers, counting their calls): a
+function that measures reports about that much more time, and calls the kernel
+once more than its repeats (the warm-up); one that returns a formula does not.
+
+Only numpy here: the reference rows are computed in the grading process.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from autograder.sandbox import outcome as outcomes
+from autograder.sandbox.client import Sandbox
+from autograder.timing.analysis import fit_slope
+
+MODULE = "timing"
+KERNELS = ("naive", "causal_naive", "sdpa")  # naive and causal_naive are the student's naive_attention
+NS = (256, 512, 1024)  # the grader's sizes on a CPU (the n^2 term shows from 256 at d = 64)
+D = 64
+REPEATS = 3  # timed calls per kernel and size; the fastest counts
+ROUND_TRIPS = 5  # empty requests; the fastest is subtracted from each timed call
+CHECKED_ROWS = 8  # output rows compared with the reference per kernel and size
+DECODE_AT = (32, 64, 128, 256)  # prefix lengths at which one token is timed with and without the cache
+DECODE_REPEATS = 2
+ATOL, RTOL = 1e-4, 1e-3  # float32 attention of unit-variance inputs, any summation order
+MIN_SECONDS = 1e-6
+SLOW_FACTOR = 4  # the student's timer runs with its kernel doing this many times the work ...
+SLOWED_RATIO = (1.8, 12.0)  # ... and must report this many times the time (a formula: about 1; noise allowed)
+TIMER_N = 1024  # time_attention's size for the comparison with the grader's measurement ...
+TIMER_SMALL_N = 512  # ... and a second size: a timer that ignores n reports the same time for both
+TIMER_REPEATS = 3
+TIMER_TOKENS = 32  # time_decoding's tokens
+AGREE_FACTOR = 6.0  # a correct timer agrees with the grader's measurement of the same kernel within this factor
+REPORT_FACTOR = 8.0  # a report (measured earlier, maybe on a quieter machine) agrees within this factor
+
+
+@dataclass(frozen=True)
+class Broken:
+    """A call of the harness that produced no value: where (``function``, the student function reached), how."""
+
+    function: str
+    called: str  # "module.name" or "probe.name"
+    outcome: outcomes.Failure
+
+
+@dataclass(frozen=True)
+class Wrong:
+    """A timed call whose result differs from the reference: ``what`` names the kernel and its input size."""
+
+    kernel: str
+    n: int
+    worst: float  # the largest absolute difference (or -1 for a token that differs)
+
+
+@dataclass(frozen=True)
+class Kernels:
+    """The grader's fastest seconds per kernel and size, and its own fitted slopes."""
+
+    ns: tuple[int, ...]
+    seconds: dict[str, tuple[float, ...]]
+    wrong: tuple[Wrong, ...]
+
+    def slope(self, kernel: str) -> float:
+        return fit_slope(np.array(self.ns), np.array(self.seconds[kernel]))
+
+    def at(self, kernel: str, n: int) -> float:
+        return self.seconds[kernel][self.ns.index(n)]
+
+
+@dataclass(frozen=True)
+class Decode:
+    """The grader's fastest seconds of one token at each prefix length, without and with the cache."""
+
+    positions: tuple[int, ...]
+    without_cache: tuple[float, ...]
+    with_cache: tuple[float, ...]
+    wrong: tuple[Wrong, ...]  # positions where gpt_forward's next token is not gpt_step's
+
+    @property
+    def slope_without(self) -> float:
+        return fit_slope(np.array(self.positions), np.array(self.without_cache))
+
+    @property
+    def slope_with(self) -> float:
+        return fit_slope(np.array(self.positions), np.array(self.with_cache))
+
+    @property
+    def speedup_last(self) -> float:
+        return self.without_cache[-1] / self.with_cache[-1]
+
+
+@dataclass(frozen=True)
+class Timer:
+    """One run of a student's timing function: what it returned and how often it called the kernel."""
+
+    call: str  # how the call reads in messages, e.g. "time_attention(1024, d=64, ...)"
+    value: Any
+    calls: int
+    expected_calls: int
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """Everything the grader measured; each part is :class:`Broken` when one of its calls produced no value."""
+
+    kernels: Kernels | Broken
+    decode: Decode | Broken
+    timers: dict[str, Timer] | Broken
+
+    @property
+    def timers_ok(self) -> bool:
+        """Whether the student's timers measure: see :func:`timer_findings` (no finding at all)."""
+        return not isinstance(self.timers, Broken) and not timer_findings(self)
+
+
+class _Stop(Exception):
+    def __init__(self, broken: Broken) -> None:
+        super().__init__(broken.called)
+        self.broken = broken
+
+
+def _request(sandbox: Sandbox, name: str, *args: Any, reaches: str = "") -> tuple[Any, float]:
+    """Run probe ``name``; ``(value, seconds on the grader's clock)``; a call without a value stops the harness."""
+    started = time.perf_counter()
+    outcome = sandbox.run_probe(name, MODULE, *args)
+    seconds = time.perf_counter() - started
+    if not isinstance(outcome, outcomes.Returned):
+        raise _Stop(Broken(reaches or name, f"probe.{name}", outcome))
+    return outcome.value, seconds
+
+
+def _cpu_seconds(reported: Any, wall: float, trip: float) -> float:
+    """The seconds of one timed request: the child's CPU seconds, never more than the grader's own clock saw
+    (its wall time less the round trip); a reply that is not a count of nanoseconds counts as the wall time."""
+    bound = max(wall - trip, MIN_SECONDS)
+    if isinstance(reported, bool) or not isinstance(reported, int) or reported < 0:
+        return bound
+    return max(min(reported / 1e9, bound), MIN_SECONDS)
+
+
+def _pair(value: Any) -> tuple[Any, Any]:
+    return tuple(value) if isinstance(value, (tuple, list)) and len(value) == 2 else (None, None)
+
+
+def _round_trip(sandbox: Sandbox) -> float:
+    return min(_request(sandbox, "timing_noop")[1] for _ in range(ROUND_TRIPS))
+
+
+def reference_rows(Q: np.ndarray, K: np.ndarray, V: np.ndarray, rows: np.ndarray, causal: bool) -> np.ndarray:
+    """Rows ``rows`` of ``softmax(Q K^T / sqrt(d)) V`` (the causal mask: key ``j`` only for ``j <= i``), float64.
+
+    Written with numpy here: the grading process does not load torch for a handful of rows.
+    """
+    scores = Q[rows].astype(np.float64) @ K.T.astype(np.float64) / math.sqrt(Q.shape[-1])  # (rows, n)
+    if causal:
+        scores = np.where(np.arange(K.shape[0])[None, :] <= rows[:, None], scores, -np.inf)
+    scores -= scores.max(axis=1, keepdims=True)
+    weights = np.exp(scores)
+    return (weights / weights.sum(axis=1, keepdims=True)) @ V.astype(np.float64)  # (rows, d)
+
+
+def _inputs(n: int, seed: int) -> tuple[np.ndarray, ...]:
+    """The grader's ``Q``, ``K``, ``V`` (n, d) for ``seed``: what :func:`timing_prepare` makes in the child."""
+    rng = np.random.default_rng(seed)
+    return tuple(rng.standard_normal((1, 1, n, D), dtype=np.float32)[0, 0] for _ in range(3))
+
+
+def measure_kernels(sandbox: Sandbox, rng: np.random.Generator, trip: float) -> Kernels:
+    """Time every kernel at every size of :data:`NS` and compare each one's output rows with the reference."""
+    seconds: dict[str, list[float]] = {k: [] for k in KERNELS}
+    wrong: list[Wrong] = []
+    for n in NS:
+        seed = int(rng.integers(1 << 62))
+        Q, K, V = _inputs(n, seed)
+        _request(sandbox, "timing_prepare", n, D, seed, reaches="naive_attention")
+        for kernel in KERNELS:
+            reaches = "naive_attention" if kernel != "sdpa" else "timing_run"
+            _request(sandbox, "timing_run", kernel, reaches=reaches)  # warm-up: allocations, kernel choice
+            runs = [_request(sandbox, "timing_run", kernel, reaches=reaches) for _ in range(REPEATS)]
+            seconds[kernel].append(min(_cpu_seconds(cpu, wall, trip) for cpu, wall in runs))
+            rows = np.sort(rng.choice(n, CHECKED_ROWS, replace=False))
+            got, _seconds = _request(sandbox, "timing_output", rows.tolist(), reaches=reaches)
+            expected = reference_rows(Q, K, V, rows, kernel == "causal_naive")
+            if not isinstance(got, np.ndarray) or got.shape != expected.shape:
+                wrong.append(Wrong(kernel, n, -1.0))
+            elif not np.allclose(got, expected, atol=ATOL, rtol=RTOL):
+                wrong.append(Wrong(kernel, n, float(np.nanmax(np.abs(got - expected)))))
+    return Kernels(NS, {k: tuple(v) for k, v in seconds.items()}, tuple(wrong))
+
+
+def measure_decode(sandbox: Sandbox, trip: float) -> Decode:
+    """Time one token at each prefix length of :data:`DECODE_AT`, with ``gpt_step`` and with ``gpt_forward``;
+    each pair must predict the same next token."""
+    _request(sandbox, "timing_decode_start", DECODE_AT[-1] + DECODE_REPEATS + 1, reaches="random_weights")
+    without, cached, wrong = [], [], []
+    for length in DECODE_AT:
+        _request(sandbox, "timing_decode_fill", length, reaches="gpt_step")
+        forward_s, step_s = [], []
+        for _repeat in range(DECODE_REPEATS):
+            value, wall = _request(sandbox, "timing_decode_forward", reaches="gpt_forward")
+            token, cpu = _pair(value)
+            forward_s.append(_cpu_seconds(cpu, wall, trip))
+            value, wall = _request(sandbox, "timing_decode_step", reaches="gpt_step")
+            stepped, cpu = _pair(value)
+            step_s.append(_cpu_seconds(cpu, wall, trip))
+            if (token is None or token != stepped) and not any(w.n == length for w in wrong):
+                wrong.append(Wrong("decode", length, -1.0))
+        without.append(min(forward_s))
+        cached.append(min(step_s))
+    return Decode(DECODE_AT, tuple(without), tuple(cached), tuple(wrong))
+
+
+def _timer(sandbox: Sandbox, function: str, kwargs: dict[str, Any], factor: int, expected_calls: int) -> Timer:
+    shown = ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
+    value, _seconds = _request(sandbox, "timing_student_timer", function, [], kwargs, factor, reaches=function)
+    if not isinstance(value, dict):
+        value = {"value": None, "calls": 0}
+    calls = value.get("calls")
+    return Timer(f"{function}({shown})", value.get("value"), calls if isinstance(calls, int) else 0, expected_calls)
+
+
+def run_timers(sandbox: Sandbox, device: str = "cpu") -> dict[str, Timer]:
+    """The student's ``time_attention`` and ``time_decoding`` on the grader's device, plain and slowed.
+
+    Keys: ``attention`` (naive at :data:`TIMER_N`), ``attention_small`` (at :data:`TIMER_SMALL_N`),
+    ``attention_slowed`` (at :data:`TIMER_SMALL_N`, the kernel :data:`SLOW_FACTOR` times the work),
+    ``decoding`` (without the cache) and ``decoding_slowed`` (with the cache, slowed).
+    """
+    attention = {"d": D, "device": device, "repeats": TIMER_REPEATS, "kind": "naive"}
+    decoding = {"n_tokens": TIMER_TOKENS, "d_model": 64, "device": device}
+    calls = TIMER_REPEATS + 1  # the warm-up and the repeats
+    tokens = TIMER_TOKENS + min(8, TIMER_TOKENS)  # the warm-up tokens and the timed ones
+    return {
+        "attention": _timer(sandbox, "time_attention", {"n": TIMER_N, **attention}, 1, calls),
+        "attention_small": _timer(sandbox, "time_attention", {"n": TIMER_SMALL_N, **attention}, 1, calls),
+        "attention_slowed": _timer(sandbox, "time_attention", {"n": TIMER_SMALL_N, **attention}, SLOW_FACTOR, calls),
+        "decoding": _timer(sandbox, "time_decoding", {**decoding, "use_cache": False}, 1, tokens),
+        "decoding_cached": _timer(sandbox, "time_decoding", {**decoding, "use_cache": True}, 1, tokens),
+        "decoding_slowed": _timer(sandbox, "time_decoding", {**decoding, "use_cache": True}, SLOW_FACTOR, tokens),
+    }
+
+
+def measure(sandbox: Sandbox, rng: np.random.Generator) -> Measurement:
+    """The grader's whole measurement on its own device (the CPU): the kernels, decoding, the student's timers."""
+    try:
+        trip = _round_trip(sandbox)
+    except _Stop as stop:
+        return Measurement(stop.broken, stop.broken, stop.broken)
+    parts: list[Any] = []
+    for part in (
+        lambda: measure_kernels(sandbox, rng, trip),
+        lambda: measure_decode(sandbox, trip),
+        lambda: run_timers(sandbox),
+    ):
+        try:
+            parts.append(part())
+        except _Stop as stop:
+            parts.append(stop.broken)
+    return Measurement(*parts)
+
+
+@dataclass(frozen=True)
+class Finding:
+    """Why a student timer's numbers are not a measurement: ``kind`` is one of :data:`FINDINGS`; the numbers."""
+
+    kind: str
+    timer: str  # the key of :func:`run_timers`
+    got: float
+    low: float
+    high: float
+    reference: float = math.nan  # the grader's own number it was held to (seconds, or a ratio for ignores_n)
+
+
+FINDINGS = (
+    "not_numbers",  # not a positive number (or a list of them of the right length)
+    "calls",  # the kernel was not called warm-up + repeats times
+    "not_slowed",  # the kernel did SLOW_FACTOR times the work, the reported time did not follow
+    "disagrees",  # not within AGREE_FACTOR of the grader's measurement of the same kernel
+    "ignores_n",  # the same time at two sizes whose kernels the grader measured as far apart
+)
+
+
+def _seconds(timer: Timer, tokens: bool) -> float | None:
+    """The timer's number: time_attention's median, time_decoding's median of its second half; None if unusable."""
+    value = timer.value
+    if tokens:
+        ok = isinstance(value, list) and len(value) == TIMER_TOKENS
+        numbers = value if ok else []
+    else:
+        numbers = [value]
+    if not numbers or not all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v > 0 for v in numbers
+    ):
+        return None
+    return float(np.median(numbers[len(numbers) // 2 :]))
+
+
+def timer_findings(measurement: Measurement) -> list[Finding]:
+    """What is wrong with the student's timers, judged against the grader's own measurement (empty: they measure)."""
+    timers = measurement.timers
+    if isinstance(timers, Broken):
+        return []
+    findings: list[Finding] = []
+    seconds: dict[str, float] = {}
+    for key, timer in timers.items():
+        value = _seconds(timer, key.startswith("decoding"))
+        if value is None:
+            findings.append(Finding("not_numbers", key, math.nan, 0, 0))
+            continue
+        seconds[key] = value
+        if timer.calls != timer.expected_calls:
+            findings.append(Finding("calls", key, timer.calls, timer.expected_calls, timer.expected_calls))
+    for slowed, plain in (("attention_slowed", "attention_small"), ("decoding_slowed", "decoding_cached")):
+        if slowed in seconds and plain in seconds:
+            ratio = seconds[slowed] / seconds[plain]
+            if not SLOWED_RATIO[0] <= ratio <= SLOWED_RATIO[1]:
+                findings.append(Finding("not_slowed", slowed, ratio, *SLOWED_RATIO))
+    grader: dict[str, float] = {}
+    if isinstance(measurement.kernels, Kernels):
+        grader |= {
+            "attention": measurement.kernels.at("naive", TIMER_N),
+            "attention_small": measurement.kernels.at("naive", TIMER_SMALL_N),
+        }
+    for key, reference in grader.items():
+        if key in seconds:
+            ratio = seconds[key] / reference
+            if not 1 / AGREE_FACTOR <= ratio <= AGREE_FACTOR:
+                low, high = reference / AGREE_FACTOR, reference * AGREE_FACTOR
+                findings.append(Finding("disagrees", key, seconds[key], low, high, reference))
+    if "attention" in seconds and "attention_small" in seconds and len(grader) == 2:
+        theirs = seconds["attention"] / seconds["attention_small"]
+        ours = grader["attention"] / grader["attention_small"]
+        low = max(ours**0.5, 1.5)  # at least half the grader's growth on log axes: a timer that ignores n gives 1
+        if not low <= theirs <= ours * 3:  # the grader saw the larger n take ``ours`` times as long
+            findings.append(Finding("ignores_n", "attention", theirs, low, ours * 3, ours))
+    return findings

@@ -1,0 +1,40 @@
+"""Hidden checks of the predict-first step: each answer in PREDICTIONS against the value the reference computes.
+
+One check per question of ``data/predictions.toml``, worth the hidden share of
+its points (``tasks.PREDICTION_HIDDEN_SHARE``): the question's ``compute`` code
+runs against the reference in the grading process (the reference never ships
+to students), and a prediction that agrees only with a wrong function of the
+student's loses this half, with the likely misconception named.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from autograder import predictions, tasks
+from autograder.checking import Lab
+from autograder.checks.predictions import agrees_with_reference
+from autograder.i18n import N_, _
+from autograder.predictions import Question
+
+pytestmark = pytest.mark.step("predictions")
+AGAINST_REFERENCE = N_("{short}, against the reference")
+
+
+def _check(question: Question) -> Callable[[Lab, Any], None]:
+    """The hidden check of one question."""
+
+    def check(lab: Lab, ref: Any) -> None:
+        agrees_with_reference(lab, question, ref)
+
+    check.__name__ = check.__qualname__ = f"test_{question.id}_against_reference"
+    check.__doc__ = _(AGAINST_REFERENCE).format(short=question.short)
+    return pytest.mark.points(question.points * tasks.PREDICTION_HIDDEN_SHARE)(check)
+
+
+for _question in predictions.load():
+    globals()[f"test_{_question.id}_against_reference"] = _check(_question)
+del _question
