@@ -150,8 +150,8 @@ class HarnessWindows:
 # correct kernel is what is checked (its results are compared on every call); the
 # windows catch a kernel that is not quadratic (one that skips work) or a cache that is not used.
 HARNESS_CPU = HarnessWindows(
-    naive_slope=(1.2, 3.4),
-    causal_slope=(1.1, 3.6),
+    naive_slope=(0.9, 3.4),  # a quiet grade of the reference gave 1.15 (n = 256..1024 on the CPU)
+    causal_slope=(0.9, 3.6),
     naive_over_sdpa_min=1.1,
     no_cache_slope=(0.3, 2.4),
     cache_slope=(-0.6, 0.6),
