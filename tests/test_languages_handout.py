@@ -1,7 +1,7 @@
-"""A handout in a new language, before its prose is written: a placeholder copy of the English one.
+"""A handout in a language, checked in a temporary kit: the real Russian one (the English one for a
+language without a handout) with a Russian paragraph added.
 
-A temporary kit holds the English handout's copy as ``lab07_attention.ru.md``
-with a Russian paragraph in it: ``attnlab handout``'s steps generate its
+A temporary kit holds that copy as ``lab07_attention.ru.md``: ``attnlab handout``'s steps generate its
 blocks, find them stale, and build its page; in chromium the page's fonts
 have the Cyrillic glyphs and no text is clipped. The translators' real
 ``id``/``ru`` prose gets the same checks in ``tests/test_handout_tr.py``.
@@ -43,10 +43,13 @@ def placeholder_kit(root: Path, lang: str = "ru") -> Kit:
     for path in REAL.handout.parent.glob("*.md"):
         shutil.copy(path, handouts / path.name)
     kit = Kit(root)
-    english = REAL.handout.read_text(encoding="utf-8").splitlines(keepends=True)
-    title = next(i for i, line in enumerate(english) if line.startswith("# "))
-    english.insert(title + 1, f"\n{RUSSIAN}\n")
-    kit.handout_for(lang).write_text("".join(english), encoding="utf-8")
+    # The language's real handout where the kit has one (its blocks are current for its real catalog), else
+    # the English one (whose blocks are what a language without translations gives).
+    source = REAL.handout_for(lang) if REAL.handout_for(lang).exists() else REAL.handout
+    lines = source.read_text(encoding="utf-8").splitlines(keepends=True)
+    title = next(i for i, line in enumerate(lines) if line.startswith("# "))
+    lines.insert(title + 1, f"\n{RUSSIAN}\n")
+    kit.handout_for(lang).write_text("".join(lines), encoding="utf-8")
     return kit
 
 
@@ -60,7 +63,7 @@ def test_a_new_languages_handout_is_generated_checked_and_built(kit: Kit) -> Non
     assert "ru" in generate.languages(kit) and generate.without_catalog(kit) == []
     path = kit.handout_for("ru")
     first = blocks.find_blocks(path.read_text(encoding="utf-8"))[0]
-    assert generate.stale(kit) == []  # the English blocks copied are what an untranslated catalog gives
+    assert generate.stale(kit) == []  # the blocks copied are what the language's catalog gives
     text = path.read_text(encoding="utf-8")
     path.write_text(text.replace(f"<!-- /{first.kind}", f"an edit by hand\n<!-- /{first.kind}", 1), encoding="utf-8")
     assert generate.stale(kit) == [path]
@@ -88,7 +91,8 @@ def test_the_font_stack_names_an_installed_font_with_cyrillic_glyphs() -> None:
 
 # Measured in the page: for each family of the body's font stack, whether it draws the Cyrillic sample itself
 # (the same width whatever the fallback behind it: a missing glyph would come from the fallback); then every
-# element whose own text is Cyrillic and that clips what overflows it.
+# element whose own text is Cyrillic and that clips what overflows it or runs off the page outside a box that
+# scrolls.
 PROBE = """
 <script>
 window.addEventListener("load", function () {
@@ -113,8 +117,17 @@ window.addEventListener("load", function () {
         || style.textOverflow === "ellipsis") {
       clipped.push(el.tagName + ": " + own.slice(0, 60));
     }
+    // Text in a box that scrolls (a code block, a wide table) is reachable: only text past the page's edge
+    // with no scrolling box around it is lost.
+    let scrolls = false;
+    for (let up = el; up && up !== document.body; up = up.parentElement) {
+      const x = getComputedStyle(up).overflowX;
+      if (x === "auto" || x === "scroll") { scrolls = true; break; }
+    }
     const box = el.getBoundingClientRect();
-    if (box.right > document.documentElement.clientWidth + 1) { clipped.push("off the page: " + own.slice(0, 60)); }
+    if (!scrolls && box.right > document.documentElement.clientWidth + 1) {
+      clipped.push("off the page: " + own.slice(0, 60));
+    }
   });
   const out = document.createElement("pre");
   out.id = "probe";

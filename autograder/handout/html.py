@@ -49,7 +49,7 @@ img { max-width: 100%; height: auto; display: block; margin: 1rem auto .3rem; }
 .box { background: #fff8e1; border: 1px solid #e8c766; border-radius: 4px; padding: .2rem 1rem; margin: 1rem 0; }
 @media print { pre { white-space: pre-wrap; } img, table, pre { break-inside: avoid; } h2, h3 { break-after: avoid; } }
 math { font-family: "STIX Two Math", "Latin Modern Math", "DejaVu Math TeX Gyre", "Cambria Math", math; }
-math[display="block"] { margin: .8rem 0; font-size: 1.15em; }
+math[display="block"] { margin: .8rem 0; font-size: 1.15em; overflow-x: auto; max-width: 100%; }
 h1, h2, h3 { overflow-wrap: break-word; }
 """.replace("FONT_STACK", FONT_STACK).replace("MONO_STACK", MONO_STACK)
 

@@ -38,6 +38,8 @@ STYLES = {
 # A number as English writes it: thousands groups of three after a comma, then decimals after a point.
 ENGLISH_NUMBER = re.compile(r"(?<![\w.,])(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?(?![\w]|[.,]\d)")
 NUMBER = re.compile(r"(?<![\w.,\u00a0\u202f])\d+(?:[.,\u00a0\u202f]\d+)*(?![\w])")
+# A number of the English with letters glued after it (a quoted "38,6M"): the translation may copy it.
+GLUED = re.compile(r"(?<![\w.,])\d+(?:[.,]\d+)*(?=[A-Za-z])")
 
 
 def style(lang: str) -> NumberStyle:
@@ -62,7 +64,8 @@ def written(english: str, lang: str) -> set[str]:
 def foreign_numbers(english: str, translation: str, lang: str) -> list[str]:
     """The numbers of ``translation`` written neither as in ``english`` nor in ``lang``'s style of one of its
     numbers (``[]`` when the translation follows its chapter)."""
-    allowed = set(NUMBER.findall(english)) | set(re.findall(r"\d+", english))  # "4th" gives "4." its 4
+    # "4th" gives "4." its 4; "'38,6M'" (a quote with its unit glued on) gives "38,6".
+    allowed = set(NUMBER.findall(english)) | set(re.findall(r"\d+", english)) | set(GLUED.findall(english))
     for number in list(allowed):
         for part in ENGLISH_NUMBER.finditer(number):
             allowed |= written(part.group(0), lang)
