@@ -125,4 +125,12 @@ class MarkedCatalog(gettext.NullTranslations):
 
 def english_outside_the_catalog(text: str) -> list[str]:
     """The pieces of ``text`` outside the catalog's marks that read as English (a student's own error aside)."""
-    return [p for p in MARKED.split(text) if english_words(p) and not STUDENT_ERROR.search(p)]
+    pieces, left, before = MARKED.split(text), [], ""
+    marks = MARKED.findall(text)
+    for index, piece in enumerate(pieces):
+        # A student's exception is quoted with its class name just before the quoted detail, which the
+        # template's own translated punctuation may part from it ("ValueError", then "⟦: ⟧", then "matmul: ...").
+        before = (pieces[index - 1] + marks[index - 1])[-60:] if index else ""
+        if english_words(piece) and not STUDENT_ERROR.search(piece) and not STUDENT_ERROR.search(before):
+            left.append(piece)
+    return left

@@ -31,7 +31,7 @@ def _check(question: Question) -> Callable[[Lab, Any], None]:
         agrees_with_reference(lab, question, ref)
 
     check.__name__ = check.__qualname__ = f"test_{question.id}_against_reference"
-    check.__doc__ = _(AGAINST_REFERENCE).format(short=question.short)
+    check.__doc__ = _(AGAINST_REFERENCE).format(short=_(question.short))
     return pytest.mark.points(question.points * tasks.PREDICTION_HIDDEN_SHARE)(check)
 
 
