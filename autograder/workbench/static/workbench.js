@@ -175,7 +175,8 @@
         if (typeof v === "boolean") {
           const c = colour(v ? 0.85 : 0.12);
           cell.style.background = c.bg; cell.style.color = c.fg;
-        } else if (Number.isNaN(v)) { cell.className = "nan"; }
+        } else if (typeof v !== "number") { cell.classList.add("label"); }  // a label (q·k), not a value: no colour
+        else if (Number.isNaN(v)) { cell.className = "nan"; }
         else if (v === -Infinity) { cell.className = "ninf"; }
         else {
           const c = colour(hi > lo ? (Math.min(Math.max(v, lo), hi) - lo) / (hi - lo) : 0.5);
