@@ -3,12 +3,16 @@ language without a handout) with a Russian paragraph added.
 
 A temporary kit holds that copy as ``lab07_attention.ru.md``: ``attnlab handout``'s steps generate its
 blocks, find them stale, and build its page; in chromium the page's fonts
-have the Cyrillic glyphs and no text is clipped. The translators' real
-``id``/``ru`` prose gets the same checks in ``tests/test_handout_tr.py``.
+have the Cyrillic glyphs and no text is clipped. The real Indonesian page is
+built from the kit itself and held to the same: no text clipped or off the
+page outside a box that scrolls (``tests/page_probe.py`` measures both). The
+translators' real ``id``/``ru`` prose gets the same checks in
+``tests/test_handout_tr.py``.
 """
 
 from __future__ import annotations
 
+import html as html_module
 import json
 import re
 import shutil
@@ -20,6 +24,7 @@ import pytest
 from autograder import i18n
 from autograder.handout import blocks, browser, generate, html
 from autograder.kit import Kit
+from tests import page_probe
 
 REAL = Kit.source_tree()
 RUSSIAN = (
@@ -89,64 +94,60 @@ def test_the_font_stack_names_an_installed_font_with_cyrillic_glyphs() -> None:
     assert stack[0] in with_cyrillic, (stack, sorted(with_cyrillic))  # DejaVu Sans (fonts-dejavu-core)
 
 
-# Measured in the page: for each family of the body's font stack, whether it draws the Cyrillic sample itself
-# (the same width whatever the fallback behind it: a missing glyph would come from the fallback); then every
-# element whose own text is Cyrillic and that clips what overflows it or runs off the page outside a box that
-# scrolls.
-PROBE = """
-<script>
-window.addEventListener("load", function () {
-  const sample = "Вычислите одну голову самовнимания ЁЖЩЫЭЮЯ ёжщыэюя";
-  const ctx = document.createElement("canvas").getContext("2d");
-  function width(font) { ctx.font = "32px " + font; return ctx.measureText(sample).width; }
-  const generic = ["serif", "sans-serif", "monospace", "cursive", "fantasy", "system-ui", "math"];
-  const families = getComputedStyle(document.body).fontFamily.split(",").map(function (f) { return f.trim(); });
-  const fonts = families.filter(function (f) { return generic.indexOf(f) < 0; }).map(function (f) {
-    return { family: f, covers: Math.abs(width(f + ", monospace") - width(f + ", serif")) < 0.01 };
-  });
-  const clipped = [];
-  let cyrillic = 0;
-  document.querySelectorAll("body *").forEach(function (el) {
-    const own = Array.from(el.childNodes).filter(function (n) { return n.nodeType === 3; })
-      .map(function (n) { return n.textContent; }).join("");
-    if (!/[\\u0400-\\u04FF]/.test(own)) { return; }
-    cyrillic += 1;
-    const style = getComputedStyle(el);
-    const clips = ["hidden", "clip"].indexOf(style.overflowX) >= 0 || ["hidden", "clip"].indexOf(style.overflowY) >= 0;
-    if ((clips && (el.scrollWidth > el.clientWidth + 1 || el.scrollHeight > el.clientHeight + 1))
-        || style.textOverflow === "ellipsis") {
-      clipped.push(el.tagName + ": " + own.slice(0, 60));
-    }
-    // Text in a box that scrolls (a code block, a wide table) is reachable: only text past the page's edge
-    // with no scrolling box around it is lost.
-    let scrolls = false;
-    for (let up = el; up && up !== document.body; up = up.parentElement) {
-      const x = getComputedStyle(up).overflowX;
-      if (x === "auto" || x === "scroll") { scrolls = true; break; }
-    }
-    const box = el.getBoundingClientRect();
-    if (!scrolls && box.right > document.documentElement.clientWidth + 1) {
-      clipped.push("off the page: " + own.slice(0, 60));
-    }
-  });
-  const out = document.createElement("pre");
-  out.id = "probe";
-  out.textContent = JSON.stringify({ fonts: fonts, clipped: clipped, cyrillic: cyrillic });
-  document.body.appendChild(out);
-});
-</script>
-"""
+# Measured in the page (tests/page_probe.py): whether each family of the body's font stack draws the Cyrillic sample
+# itself, then every element whose own text is Cyrillic and that clips what overflows it or runs off the page
+# outside a box that scrolls.
+PROBE = page_probe.on_load(page_probe.CYRILLIC, page_probe.CYRILLIC_SAMPLE)
+
+
+def probed(page: Path, probe: str = PROBE) -> dict:
+    """The probe's result for ``page`` (a copy of it with ``probe`` added runs in chromium)."""
+    copy = page.with_name(f"probed.{page.name}")
+    copy.write_text(page.read_text(encoding="utf-8").replace("</body>", probe + "</body>"), encoding="utf-8")
+    found = re.search(r'<pre id="probe">(.*?)</pre>', browser.dom(copy), re.S)
+    assert found, "the probe did not run"
+    return json.loads(html_module.unescape(found.group(1)))
 
 
 @needs_chromium
 def test_the_russian_page_has_the_glyphs_and_clips_no_text(kit: Kit, tmp_path: Path) -> None:
     page = html.build(kit, tmp_path / "lab07_attention.ru.html", "ru")
-    probed = page.with_name("probed.html")
-    probed.write_text(page.read_text(encoding="utf-8").replace("</body>", PROBE + "</body>"), encoding="utf-8")
-    found = re.search(r'<pre id="probe">(.*?)</pre>', browser.dom(probed), re.S)
-    assert found, "the probe did not run"
-    result = json.loads(found.group(1).replace("&quot;", '"').replace("&amp;", "&"))
-    assert result["cyrillic"] >= 1
+    result = probed(page)
+    assert result["matched"] >= 1
     assert result["fonts"][0]["family"].strip('"') == "DejaVu Sans"
     assert result["fonts"][0]["covers"], f"the first font of the page lacks Cyrillic glyphs: {result['fonts']}"
     assert result["clipped"] == []
+
+
+INDONESIAN = re.compile(r"\b(yang|dengan|untuk|dan)\b")  # words of the Indonesian prose, not of the English
+
+
+@needs_chromium
+def test_the_real_indonesian_page_clips_no_text(tmp_path: Path) -> None:
+    source = REAL.handout_for("id")
+    assert INDONESIAN.search(source.read_text(encoding="utf-8")), "the Indonesian handout is not in Indonesian"
+    page = html.build(REAL, tmp_path / "lab07_attention.id.html", "id")
+    assert '<html lang="id">' in page.read_text(encoding="utf-8")
+    result = probed(page, page_probe.on_load(page_probe.LATIN, page_probe.INDONESIAN_SAMPLE))
+    assert result["matched"] >= 100, result["matched"]  # the whole handout's text was looked at
+    assert result["fonts"][0]["family"].strip('"') == "DejaVu Sans" and result["fonts"][0]["covers"]
+    assert result["clipped"] == [], result["clipped"]
+
+
+@needs_chromium
+def test_the_probe_finds_text_clipped_or_off_the_page(tmp_path: Path) -> None:
+    """The probe itself: a box that hides its overflow, and a line wider than the page, are both found."""
+    page = tmp_path / "bad.html"
+    page.write_text(
+        '<!DOCTYPE html><html lang="id"><head><meta charset="utf-8"></head><body style="margin: 0">'
+        '<p style="width: 5em; overflow: hidden; white-space: nowrap">dengan kalimat yang terlalu panjang</p>'
+        '<p style="width: 5000px">baris yang melewati tepi halaman</p>'
+        '<div style="overflow-x: auto"><p style="width: 5000px">baris dalam kotak yang bisa digulir</p></div>'
+        "</body></html>",
+        encoding="utf-8",
+    )
+    result = probed(page, page_probe.on_load(page_probe.LATIN, page_probe.INDONESIAN_SAMPLE))
+    assert result["clipped"] == [
+        "P: dengan kalimat yang terlalu panjang",
+        "off the page: P: baris yang melewati tepi halaman",
+    ], result["clipped"]

@@ -37,8 +37,8 @@ SAME_IN_EVERY_LANGUAGE = frozenset(
 IDENTIFIER = re.compile(r"^[\w.\[\]()=, *+/\-^|`'{}:]*$")  # code-like messages: names, calls, formulas
 TOKEN = re.compile(r"[\w^]+")  # a word, a name or a number; names with _, digits or ^ (d_model, W^Q) are code
 MATH_NAMES = frozenset({"sqrt", "exp", "log", "softmax", "relu", "gelu", "rowsum", "sum", "max", "min", "mean", "var"})
-# words the chapter writes in English too
-KEPT_WORDS = frozenset({"head", "heads", "token", "tokens", "gamma", "beta", "eps"})
+# words the chapter writes in English too (key: the Turkish and Indonesian texts keep query, key and value)
+KEPT_WORDS = frozenset({"head", "heads", "token", "tokens", "key", "keys", "gamma", "beta", "eps"})
 
 
 def po_path(lang: str) -> Path:

@@ -1,12 +1,13 @@
 """The workbench's one self-contained HTML page: the kit's page frame, the data as JSON, a small script.
 
 Everything the page shows is in one ``<script type="application/json">``
-block (the student's numbers, the chapter's, the translated sentences, the
-palette); the script (``static/workbench.js``) draws the views from it. Nothing
-is fetched: no network, no CDN, no font. Text from student code reaches the
-page only inside that JSON block, where ``<``, ``>`` and ``&`` are written as
-JSON escapes, so nothing in it can close the ``<script>`` element or become
-markup; the script puts every string into the page as text, never as HTML.
+block (the student's numbers, the chapter's, the translated sentences with
+every plural form and the catalog's plural rule, the palette); the script
+(``static/workbench.js``) draws the views from it. Nothing is fetched: no
+network, no CDN, no font. Text from student code reaches the page only inside
+that JSON block, where ``<``, ``>`` and ``&`` are written as JSON escapes, so
+nothing in it can close the ``<script>`` element or become markup; the script
+puts every string into the page as text, never as HTML.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any
 
 from autograder import chapter, htmlpage
 from autograder.i18n import language
-from autograder.workbench import strings, worked
+from autograder.workbench import plurals, strings, worked
 
 PALETTE = "cividis"  # the kit's heatmaps' colormap (autograder/report/render_figures.py): colour-blind safe
 STOPS = 32
@@ -77,6 +78,8 @@ def render(data: dict[str, Any]) -> str:
     page_data = {
         **data,
         "text": text,
+        "counted": strings.counted(),  # every form of each sentence with a count
+        "plural": plurals.page_rule(),  # the catalog's Plural-Forms, which picks one of them for a count
         "tokens": chapter.tokens(),
         "stage_ids": list(worked.STAGES),
         "palette": list(palette()),

@@ -4,11 +4,21 @@ The page's script holds no sentence of its own: it looks each one up by key
 in :func:`texts` (filled in the active language when the page is written) and
 fills the ``{name}`` fields with numbers from the data. Code (``scores(Q, K)``)
 and token names stay as they are.
+
+A sentence whose words follow a count (``12 tokens``; Russian has three forms)
+is in :data:`COUNTED` instead: the page gets all of its forms in the active
+language (:func:`counted`) and the catalog's plural rule
+(:mod:`autograder.workbench.plurals`), and the script picks the form for the
+count it shows. A sentence with two counts follows one of them, and the other
+is a counted phrase (``{count} block``) put into it, so each count gets its own
+form. A count after a label (``with a problem: 2``) or a position (``Stage 3 of
+8``) has no words that follow it and stays in :data:`TEXT`.
 """
 
 from __future__ import annotations
 
-from autograder.i18n import N_, _
+from autograder.i18n import N_, Nn_, _
+from autograder.workbench import plurals
 
 TEXT: dict[str, str] = {
     # the page's frame
@@ -178,11 +188,6 @@ TEXT: dict[str, str] = {
     "head_n": N_("head {n}"),
     "position_token": N_("position {position}, token {token}"),
     "tracker": N_("Token tracker"),
-    "tracker_text": N_(
-        "The toy GPT ({blocks} blocks, {heads} heads, width {width}, vocabulary {vocabulary}) reads {n} tokens. "
-        "Pick a position: its lines go to the positions it attends to, thicker for a larger weight. Only the "
-        "current and earlier positions may get a line; another head can have another pattern."
-    ),
     "tracker_what": N_("lines from each position to the earlier positions it attends to, in every block and head"),
     "tracker_picture": N_("attention lines from position {position}"),
     "tracker_row": N_("The weights of position {position}"),
@@ -195,10 +200,6 @@ TEXT: dict[str, str] = {
         "what your gpt_forward gave your causal_self_attention in that block. Tokens are shown as position:id."
     ),
     "lens": N_("Head lens: two heads side by side"),
-    "lens_text": N_(
-        "The two heads of one block look at the same {n} tokens of the toy GPT in their own ways. Pick a cell in "
-        "either to compare the same query and key in both."
-    ),
     "lens_what": N_("both heads' attention weights side by side"),
     "lens_source": N_("show"),
     "lens_gpt": N_("toy GPT, {block}"),
@@ -209,11 +210,6 @@ TEXT: dict[str, str] = {
     ),
     "lens_cell": N_("Query {query}, key {key}: head 1 gives {one}, head 2 gives {two}."),
     "cache": N_("Prefill and decode with the KV cache"),
-    "cache_text": N_(
-        "Prefill runs all {n} tokens through your gpt_forward at once. Decode runs them one at a time through "
-        "your gpt_step and its KV cache: each step's logits must equal prefill's row, and after step t every "
-        "head's cache holds the keys and values of tokens 0 to t. Step through them with the time control."
-    ),
     "cache_what": N_("your logits step by step beside prefill's, and what every head's cache holds after each step"),
     "decode_step": N_("Step {step}: token {token}"),
     "prefill_row": N_("Prefill, gpt_forward: every row of the logits at once (row {step} marked)"),
@@ -226,12 +222,9 @@ TEXT: dict[str, str] = {
     "cache_newest": N_("The last row is the one this step added; the rows above it were kept from earlier steps."),
     "generation": N_("Greedy generation"),
     "generation_what": N_("the tokens your generate picks with and without the cache, and how often each function ran"),
-    "generated_cache": N_(
-        "With the cache, after {prompt}: {tokens} (gpt_step ran {steps} times, gpt_forward {forwards} times)."
-    ),
-    "generated_no_cache": N_(
-        "Without it, after {prompt}: {tokens} (gpt_step ran {steps} times, gpt_forward {forwards} times)."
-    ),
+    # TRANSLATORS: {steps} and {forwards} are counted phrases such as "8 times" ("{count} time", "{count} times").
+    "generated_cache": N_("With the cache, after {prompt}: {tokens} (gpt_step ran {steps}, gpt_forward {forwards})."),
+    "generated_no_cache": N_("Without it, after {prompt}: {tokens} (gpt_step ran {steps}, gpt_forward {forwards})."),
     # predict, then test
     "predict": N_("Predict, then test"),
     "predict_text": N_(
@@ -266,10 +259,6 @@ TEXT: dict[str, str] = {
     "drop_same": N_("about the same"),
     "drop_smaller": N_("clearly smaller"),
     "exp_drop_scale_what": N_("the winner's mean weight from your scores, scaled_scores and softmax"),
-    "exp_drop_scale_yours": N_(
-        "With your code, over {trials} queries of {keys} keys at d_k = {d_k}: the winner's mean weight is "
-        "{scaled} with the division and {unscaled} without it. Without it the softmax saturates."
-    ),
     "exp_drop_scale_chapter": N_("The chapter's experiment: {scaled} with the division, {unscaled} without it."),
     "exp_mask_first_row": N_("What does the mask do to the first row?"),
     "exp_mask_first_row_question": N_(
@@ -282,20 +271,73 @@ TEXT: dict[str, str] = {
     "exp_scores_1024": N_("How many scores does a 1,024-token context have?"),
     "exp_scores_1024_question": N_("One head of one layer reads 1,024 tokens. How many scores does it compute in QKᵀ?"),
     "exp_scores_1024_what": N_("the shape of what your scores returns for 1,024 tokens"),
-    "exp_scores_1024_yours": N_(
-        "Your scores returned a {n} × {n} matrix: {count} scores for one head. Your causal_mask({n}) lets "
-        "{allowed} of them through."
-    ),
-    "exp_scores_1024_chapter": N_("The chapter: {millions} million ({count}) for one head at n = 1,024."),
     "exp_cache_length": N_("How long is the cache?"),
     "exp_cache_length_question": N_(
         "The toy GPT decodes 12 tokens one at a time. Afterwards, how many keys does each head's cache hold?"
     ),
     "exp_cache_length_what": N_("len() of every head's cache after decoding"),
-    "exp_cache_length_yours": N_("After your {steps} decode steps, your caches hold {length} keys ({lengths})."),
+}
+
+# Sentences with a count, as (singular, plural); the script shows them with the count (T(key, values, count)).
+COUNTED: dict[str, tuple[str, str]] = {
+    # counted phrases that go into a sentence's fields
+    "n_blocks": Nn_("{count} block", "{count} blocks"),
+    "n_heads": Nn_("{count} head", "{count} heads"),
+    "n_keys": Nn_("{count} key", "{count} keys"),
+    "n_times": Nn_("{count} time", "{count} times"),
+    # the toy GPT's views: the form follows {n}, the number of tokens; {blocks} and {heads} are counted phrases
+    "tracker_text": Nn_(
+        "The toy GPT ({blocks}, {heads}, width {width}, vocabulary {vocabulary}) reads {n} token. Pick a position: "
+        "its lines go to the positions it attends to, thicker for a larger weight. Only the current and earlier "
+        "positions may get a line; another head can have another pattern.",
+        "The toy GPT ({blocks}, {heads}, width {width}, vocabulary {vocabulary}) reads {n} tokens. Pick a position: "
+        "its lines go to the positions it attends to, thicker for a larger weight. Only the current and earlier "
+        "positions may get a line; another head can have another pattern.",
+    ),
+    "lens_text": Nn_(
+        "The two heads of one block look at the same {n} token of the toy GPT in their own ways. Pick a cell in "
+        "either to compare the same query and key in both.",
+        "The two heads of one block look at the same {n} tokens of the toy GPT in their own ways. Pick a cell in "
+        "either to compare the same query and key in both.",
+    ),
+    "cache_text": Nn_(
+        "Prefill runs the {n} token through your gpt_forward at once. Decode runs it through your gpt_step and its "
+        "KV cache: each step's logits must equal prefill's row, and after step t every head's cache holds the keys "
+        "and values of tokens 0 to t. Step through them with the time control.",
+        "Prefill runs all {n} tokens through your gpt_forward at once. Decode runs them one at a time through "
+        "your gpt_step and its KV cache: each step's logits must equal prefill's row, and after step t every "
+        "head's cache holds the keys and values of tokens 0 to t. Step through them with the time control.",
+    ),
+    # the experiments: the form follows {trials}, {count}, {millions} and {steps}; {keys} and {length} are
+    # counted phrases ("64 keys")
+    "exp_drop_scale_yours": Nn_(
+        "With your code, over {trials} query ({keys} each, d_k = {d_k}): the winner's mean weight is {scaled} "
+        "with the division and {unscaled} without it. Without it the softmax saturates.",
+        "With your code, over {trials} queries ({keys} each, d_k = {d_k}): the winner's mean weight is {scaled} "
+        "with the division and {unscaled} without it. Without it the softmax saturates.",
+    ),
+    "exp_scores_1024_yours": Nn_(
+        "Your scores returned a {n} × {n} matrix: {count} score for one head. Your causal_mask({n}) lets "
+        "{allowed} of it through.",
+        "Your scores returned a {n} × {n} matrix: {count} scores for one head. Your causal_mask({n}) lets "
+        "{allowed} of them through.",
+    ),
+    "exp_scores_1024_chapter": Nn_(
+        "The chapter: {millions} million ({count}) for one head at n = 1,024.",
+        "The chapter: {millions} million ({count}) for one head at n = 1,024.",
+    ),
+    "exp_cache_length_yours": Nn_(
+        "After your {steps} decode step, your caches hold {length} ({lengths}).",
+        "After your {steps} decode steps, your caches hold {length} ({lengths}).",
+    ),
 }
 
 
 def texts() -> dict[str, str]:
-    """Every sentence in the active language, by key."""
+    """Every sentence without a count in the active language, by key."""
     return {key: _(text) for key, text in TEXT.items()}
+
+
+def counted() -> dict[str, list[str]]:
+    """Every form of each sentence with a count in the active language, by key, in the catalog's order."""
+    return {key: plurals.forms(pair) for key, pair in COUNTED.items()}

@@ -3,11 +3,13 @@
 // tables and a few SVG lines from precomputed numbers, keep a prediction in localStorage) is a few hundred lines
 // of plain DOM code. It never computes a result of the lab: every number it shows came from the student's code
 // (or the chapter) and is read from the JSON block; it only adds up products to show how a sum is made.
-// Every sentence comes from the translated strings in the data (DATA.text); none is written here.
+// Every sentence comes from the translated strings in the data (DATA.text, and DATA.counted for a sentence with a
+// count); none is written here.
 (function () {
   "use strict";
   const DATA = JSON.parse(document.getElementById("wb-data").textContent);
   const TEXT = DATA.text;
+  const COUNTED = DATA.counted;  // key -> every form of a sentence with a count, in the catalog's order
   const TOKENS = DATA.tokens;
   const STAGES = DATA.stage_ids;
   const state = {
@@ -18,9 +20,87 @@
     cache: { step: 0, layer: 0, head: 0 },
   };
 
+  // ---- plural forms: the catalog's own rule ---------------------------------------------------------------
+  // The page's counts come from the student's code (the shape their scores returns, how often their generate
+  // ran), so no table of forms made in Python for a list of counts could cover them. The page evaluates instead
+  // the catalog's Plural-Forms expression (DATA.plural, the one gettext uses for the kit's Python sentences),
+  // read here by a small parser of gettext's C-like grammar: n, whole numbers, ! * / % + - < <= > >= == != && ||
+  // ?: and brackets. No eval: the expression becomes a tree of closures. tests/test_workbench_plurals.py holds
+  // it to gettext's for every shipped language.
+  function pluralRule(expression) {
+    const tokens = expression.match(/\d+|n|\|\||&&|==|!=|<=|>=|[<>!?:()*\/%+-]|\S/g) || [];
+    let at = 0;
+    function peek() { return tokens[at]; }
+    function take(token) {
+      if (tokens[at] !== token) { throw new Error("expected " + token + " at " + at + " in " + expression); }
+      at += 1;
+    }
+    const ops = {
+      "||": function (a, b) { return a || b ? 1 : 0; }, "&&": function (a, b) { return a && b ? 1 : 0; },
+      "==": function (a, b) { return a === b ? 1 : 0; }, "!=": function (a, b) { return a !== b ? 1 : 0; },
+      "<": function (a, b) { return a < b ? 1 : 0; }, "<=": function (a, b) { return a <= b ? 1 : 0; },
+      ">": function (a, b) { return a > b ? 1 : 0; }, ">=": function (a, b) { return a >= b ? 1 : 0; },
+      "+": function (a, b) { return a + b; }, "-": function (a, b) { return a - b; },
+      "*": function (a, b) { return a * b; }, "/": function (a, b) { return Math.trunc(a / b); },
+      "%": function (a, b) { return a % b; },
+    };
+    const levels = [["||"], ["&&"], ["==", "!="], ["<", "<=", ">", ">="], ["+", "-"], ["*", "/", "%"]];
+    function binary(level) {  // left-associative operators of levels[level], and tighter ones below
+      if (level === levels.length) { return unary(); }
+      let left = binary(level + 1);
+      while (levels[level].indexOf(peek()) >= 0) {
+        const op = ops[tokens[at++]], a = left, b = binary(level + 1);
+        left = function (n) { return op(a(n), b(n)); };
+      }
+      return left;
+    }
+    function unary() {
+      const token = tokens[at++];
+      if (token === "!") { const a = unary(); return function (n) { return a(n) ? 0 : 1; }; }
+      if (token === "n") { return function (n) { return n; }; }
+      if (token === "(") { const a = ternary(); take(")"); return a; }
+      if (/^\d+$/.test(token || "")) { const v = Number(token); return function () { return v; }; }
+      throw new Error("unexpected " + token + " in " + expression);
+    }
+    function ternary() {  // c ? a : b, right-associative, the loosest
+      const c = binary(0);
+      if (peek() !== "?") { return c; }
+      take("?");
+      const a = ternary();
+      take(":");
+      const b = ternary();
+      return function (n) { return c(n) ? a(n) : b(n); };
+    }
+    const rule = ternary();
+    if (at !== tokens.length) { throw new Error("unexpected " + peek() + " in " + expression); }
+    return rule;
+  }
+  const PLURAL = (function () {
+    try { return pluralRule(DATA.plural.expression); } catch (e) {
+      console.error("attnlab workbench: the catalog's plural rule cannot be read: " + e.message);
+      return function (n) { return n === 1 ? 0 : 1; };
+    }
+  })();
+  function pluralIndex(count) {  // the form of count: as autograder.i18n.plural_count, a fraction (2.5) asks as 2
+    const n = Number.isInteger(count) ? Math.abs(count) : 2;
+    const k = PLURAL(n);
+    return Number.isInteger(k) && k >= 0 && k < DATA.plural.nplurals ? k : DATA.plural.nplurals - 1;
+  }
+  window.attnlabWorkbench = Object.freeze({ pluralRule: pluralRule, pluralIndex: pluralIndex });  // for the tests
+
   // ---- small helpers -------------------------------------------------------------------------------------
-  function T(key, values) {
-    let text = TEXT[key];
+  // T(key, values): a sentence of DATA.text with its {fields} filled; T(key, values, count): the form of a
+  // sentence of DATA.counted that the catalog's rule gives count. A sentence with a count shown without one is
+  // an error in the console (the browser tests fail on it), and shows its last form.
+  function T(key, values, count) {
+    let text;
+    if (COUNTED[key] !== undefined) {
+      const forms = COUNTED[key];
+      if (typeof count !== "number" || !Number.isFinite(count)) {
+        console.error("attnlab workbench: the sentence " + key + " is shown without its count");
+        text = forms[forms.length - 1];
+      } else { text = forms[Math.min(pluralIndex(count), forms.length - 1)]; }
+    } else { text = TEXT[key]; }
     if (text === undefined) { text = "[" + key + "]"; }
     return text.replace(/\{(\w+)\}/g, function (all, name) {
       return values && values[name] !== undefined ? String(values[name]) : all;
@@ -95,7 +175,8 @@
         if (typeof v === "boolean") {
           const c = colour(v ? 0.85 : 0.12);
           cell.style.background = c.bg; cell.style.color = c.fg;
-        } else if (Number.isNaN(v)) { cell.className = "nan"; }
+        } else if (typeof v !== "number") { cell.classList.add("label"); }  // a label (q·k), not a value: no colour
+        else if (Number.isNaN(v)) { cell.className = "nan"; }
         else if (v === -Infinity) { cell.className = "ninf"; }
         else {
           const c = colour(hi > lo ? (Math.min(Math.max(v, lo), hi) - lo) / (hi - lo) : 0.5);
@@ -377,9 +458,10 @@
   }
   function blockOptions() { return Array.from({ length: DATA.gpt.sizes.blocks }, function (_, k) { return [k, T("block_n", { n: k + 1 })]; }); }
   function headOptions() { return Array.from({ length: DATA.gpt.sizes.heads }, function (_, k) { return [k, T("head_n", { n: k + 1 })]; }); }
-  function gptIntro(root, key) {
-    const s = DATA.gpt.sizes;
-    root.appendChild(el("p", { cls: "explain", text: T(key, { blocks: s.blocks, heads: s.heads, width: s.d_model, vocabulary: s.vocabulary, n: DATA.gpt.tokens.length }) }));
+  function gptIntro(root, key) {  // its form follows the number of tokens
+    const s = DATA.gpt.sizes, n = DATA.gpt.tokens.length;
+    const values = { blocks: T("n_blocks", { count: s.blocks }, s.blocks), heads: T("n_heads", { count: s.heads }, s.heads), width: s.d_model, vocabulary: s.vocabulary, n: n };
+    root.appendChild(el("p", { cls: "explain", text: T(key, values, n) }));
   }
 
   function trackerView(root) {
@@ -548,7 +630,8 @@
     ["cache", "no_cache"].forEach(function (name) {
       const run = gen.runs[name];
       if (run) {
-        root.appendChild(el("p", { text: T("generated_" + name, { prompt: gen.prompt.join(" "), tokens: run.tokens ? run.tokens.join(" ") : T("none_yet"), steps: run.gpt_step, forwards: run.gpt_forward }) }));
+        const times = function (k) { return T("n_times", { count: k }, k); };
+        root.appendChild(el("p", { text: T("generated_" + name, { prompt: gen.prompt.join(" "), tokens: run.tokens ? run.tokens.join(" ") : T("none_yet"), steps: times(run.gpt_step), forwards: times(run.gpt_forward) }) }));
       }
     });
   }
@@ -617,14 +700,15 @@
       problems(x.problems, T("exp_" + x.id + "_what")).forEach(function (n) { nodes.push(n); });
     } else {
       const d = x.detail;
-      const values = {
-        value_row: function () { return { token: TOKENS[x.answer], weight: fmt(d.weights[x.answer]), weights: d.weights.map(function (v) { return fmt(v); }).join(", ") }; },
-        drop_scale: function () { return { scaled: fmt(d.scaled, 3), unscaled: fmt(d.unscaled, 3), trials: d.trials, d_k: d.d_k, keys: d.keys }; },
-        mask_first_row: function () { return { weights: d.weights.map(function (v) { return fmt(num(v)); }).join(", "), self: fmt(num(x.answer)), zeros: T(d.exact_zeros.every(Boolean) ? "zeros_exact" : "zeros_not_exact") }; },
-        scores_1024: function () { return { count: count(x.answer), n: d.shape[0], allowed: d.allowed === null ? T("none_yet") : count(d.allowed) }; },
-        cache_length: function () { return { length: x.answer, steps: d.steps, lengths: d.lengths.map(function (l, k) { return T("block_n", { n: k + 1 }) + ": " + l.join(", "); }).join("; ") }; },
+      // each sentence's fields, and the count its form follows (none for a sentence without a count)
+      const said = {
+        value_row: function () { return [{ token: TOKENS[x.answer], weight: fmt(d.weights[x.answer]), weights: d.weights.map(function (v) { return fmt(v); }).join(", ") }]; },
+        drop_scale: function () { return [{ scaled: fmt(d.scaled, 3), unscaled: fmt(d.unscaled, 3), trials: d.trials, d_k: d.d_k, keys: T("n_keys", { count: d.keys }, d.keys) }, d.trials]; },
+        mask_first_row: function () { return [{ weights: d.weights.map(function (v) { return fmt(num(v)); }).join(", "), self: fmt(num(x.answer)), zeros: T(d.exact_zeros.every(Boolean) ? "zeros_exact" : "zeros_not_exact") }]; },
+        scores_1024: function () { return [{ count: count(x.answer), n: d.shape[0], allowed: d.allowed === null ? T("none_yet") : count(d.allowed) }, x.answer]; },
+        cache_length: function () { return [{ length: T("n_keys", { count: x.answer }, x.answer), steps: d.steps, lengths: d.lengths.map(function (l, k) { return T("block_n", { n: k + 1 }) + ": " + l.join(", "); }).join("; ") }, d.steps]; },
       }[x.id]();
-      nodes.push(el("p", { cls: "yours", text: T("exp_" + x.id + "_yours", values) }));
+      nodes.push(el("p", { cls: "yours", text: T("exp_" + x.id + "_yours", said[0], said[1]) }));
       const tolerance = { mask_first_row: 0.01, scores_1024: 0.01 * x.answer, cache_length: 0 }[x.id];
       const match = x.kind === "choice" ? guess === x.answer : Math.abs(guess - num(x.answer)) <= tolerance;
       nodes.push(el("p", { cls: "verdict", text: T(match ? "prediction_matches" : "prediction_differs") }));
@@ -633,7 +717,8 @@
       const c = x.chapter;
       const values = x.id === "value_row" ? { weights: c.weights.map(function (v) { return fmt(v); }).join(", ") }
         : x.id === "drop_scale" ? { scaled: fmt(c.scaled, 3), unscaled: fmt(c.unscaled, 3) } : { millions: fmt(c.millions, 2), count: count(c.millions * 1e6) };
-      nodes.push(el("p", { cls: "chapter", text: T("exp_" + x.id + "_chapter", values) }));
+      const shown = x.id === "scores_1024" ? Math.round(c.millions * 100) / 100 : undefined;  // 1.05 (million): a fraction
+      nodes.push(el("p", { cls: "chapter", text: T("exp_" + x.id + "_chapter", values, shown) }));
     }
     return nodes;
   }
