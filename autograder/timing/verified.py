@@ -371,7 +371,7 @@ def _seconds(timer: Timer, tokens: bool) -> float | None:
     else:
         numbers = [value]
     if not numbers or not all(
-        isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v > 0 for v in numbers
+        isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v < 1e300 and math.isfinite(v) for v in numbers
     ):
         return None
     return float(np.median(numbers[len(numbers) // 2 :]))
