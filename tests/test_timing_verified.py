@@ -2,7 +2,8 @@
 
 The honest partial submission writes the kernels and the analysis (``naive_attention``, ``loglog_slope``, the
 toy GPT) and leaves the timing functions unwritten, so it has no report. Each fabrication below keeps those
-kernels and fakes the timing in one of the ways issue 25 lists; none may score more. The grader's own
+kernels and fakes the timing in one of the ways issue 25 lists; none may score more. Kernels that hide their
+cost from the child's own clocks, or remember answers, fail the grader's own measurement. The grader's own
 measurement is timed on this shared machine, so no test asserts a time, only scores and check names.
 """
 
@@ -52,6 +53,70 @@ IGNORES_N = """    target = resolve_device(device)
     return seconds if return_times else statistics.median(seconds)
 """
 
+CACHELESS_STEP = """
+
+_history: dict = {}
+
+
+def _cacheless(weights, token, position, cache):
+    \"\"\"gpt_step without the cache: gpt_forward over every token so far (the same logits, a growing cost).\"\"\"
+    tokens = _history.setdefault(id(cache), [])
+    del tokens[position:]
+    tokens.append(int(token))
+    return gpt_forward(weights, torch.tensor(tokens))[-1]
+"""
+# appended to toy_gpt.py: a gpt_step without a cache that makes the probe's clock (rebound) read 0.1 ms a step
+REBINDS_CLOCK = (
+    CACHELESS_STEP
+    + """
+
+import sys as _sys
+import time as _time
+
+_real = _time.thread_time_ns
+_hidden = [0]
+_probe = _sys.modules.get("autograder.sandbox.probes.timing")
+if _probe is not None:
+    _probe._CPU_NS = lambda: _real() - _hidden[0]
+
+
+def gpt_step(weights, token, position, cache):
+    started = _real()
+    logits = _cacheless(weights, token, position, cache)
+    _hidden[0] += max(_real() - started - 100_000, 0)
+    return logits
+"""
+)
+# appended to toy_gpt.py: the same gpt_step, its work done in a thread (the calling thread's clock sees none)
+IN_A_THREAD = (
+    CACHELESS_STEP
+    + """
+
+import threading as _threading
+
+
+def gpt_step(weights, token, position, cache):
+    answer = []
+    worker = _threading.Thread(target=lambda: answer.append(_cacheless(weights, token, position, cache)))
+    worker.start()
+    worker.join()
+    return answer[0]
+"""
+)
+# appended to timing.py: naive_attention computed once per input shape, remembered afterwards
+MEMOISES = """
+
+_computed = naive_attention
+_remembered: dict = {}
+
+
+def naive_attention(Q, K, V, causal=False):
+    key = (tuple(Q.shape), bool(causal))
+    if key not in _remembered:
+        _remembered[key] = _computed(Q, K, V, causal)
+    return _remembered[key]
+"""
+
 
 def _with_bodies(into: Path, name: str, bodies: dict[str, str], keep_report: bool = True) -> Path:
     """The reference with the solution blocks of ``bodies``' functions replaced; its committed report kept or not."""
@@ -66,6 +131,14 @@ def _with_bodies(into: Path, name: str, bodies: dict[str, str], keep_report: boo
     path.write_text(text, encoding="utf-8")
     if not keep_report:
         shutil.rmtree(folder / report.FOLDER)
+    return folder
+
+
+def _appended(into: Path, name: str, module: str, text: str) -> Path:
+    """The reference (no report) with ``text`` appended to ``module``.py: its definitions replace the reference's."""
+    folder = _with_bodies(into, name, {}, keep_report=False)
+    path = folder / f"{module}.py"
+    path.write_text(path.read_text(encoding="utf-8") + text, encoding="utf-8")
     return folder
 
 
@@ -127,6 +200,27 @@ def test_times_that_ignore_n(honest_partial: StepResult, tmp_path: Path) -> None
     _no_more_than_honest(result, honest_partial)
     timers = next(c for c in result.checks if c.name == "test_timing_functions")
     assert "time_attention" in timers.message, timers.message
+
+
+@pytest.mark.parametrize(
+    "name, text", [("rebinds_the_probe_clock", REBINDS_CLOCK), ("works_in_a_thread", IN_A_THREAD)], ids=str
+)
+def test_a_cacheless_decoder_cannot_hide_its_cost(name: str, text: str, tmp_path: Path) -> None:
+    """gpt_step without a cache (right tokens, a cost that grows with the prefix) hidden from the child's own
+    clocks, by rebinding the probe's clock or by working in a thread: the keeper's clock counts it all, so the
+    grader's decoding check fails (before the keeper's clock, both passed with a flat 0.1 ms a step)."""
+    result = _grade(_appended(tmp_path, name, "toy_gpt", text))
+    decoding = next(c for c in result.checks if c.name == "test_grader_decoding")
+    assert not decoding.passed, decoding.message
+    assert "test_kernels_verified" not in _names(result.failed), "the tokens are right: only the time tells"
+
+
+def test_a_memoising_kernel_is_reported_wrong(tmp_path: Path) -> None:
+    """naive_attention that remembers its first answer for each shape: every timed call has new inputs, so the
+    remembered answers are wrong (before, the repeats saw the warm-up's inputs and passed)."""
+    result = _grade(_appended(tmp_path, "memoises", "timing", MEMOISES))
+    verified_check = next(c for c in result.checks if c.name == "test_kernels_verified")
+    assert not verified_check.passed and "values off by" in verified_check.message, verified_check.message
 
 
 def _one_review() -> GradeReport:

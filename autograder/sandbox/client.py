@@ -150,6 +150,13 @@ class Sandbox:
     def run_probe(self, name: str, module: str, *args: Any, **kwargs: Any) -> out.Outcome:
         return self._run(f"probe.{name}", module, {"kind": "probe", "probe": name}, args, kwargs)
 
+    def child_cpu_ns(self) -> int | None:
+        """The CPU nanoseconds the running child's processes have used so far (the student process, its threads,
+        every process it started), as its keeper reads them from the kernel's accounting, out of student code's
+        reach; None when no child runs, off Linux, or when the keeper cannot tell. Only differences between two
+        readings of one child mean anything (before and after a request)."""
+        return self._child.cpu_ns() if self._child is not None else None
+
     def close(self) -> None:
         self._stop()
         if self._staged is not None:
@@ -371,12 +378,15 @@ class _DeadlineReader:
         self.child, self.deadline = child, deadline
 
     def read(self, size: int) -> bytes:
-        left = self.deadline - time.monotonic()
-        if left <= 0:
-            raise TimeoutError
-        ready, _, _ = select.select([self.child.replies, self.child.control], [], [], left)
-        if not ready:
-            raise TimeoutError
-        if self.child.replies in ready:
-            return os.read(self.child.replies, min(size, 1 << 20))
-        raise _ChildDied  # only the control socket: the student process ended without replying
+        while True:
+            left = self.deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError
+            ready, _, _ = select.select([self.child.replies, self.child.control], [], [], left)
+            if not ready:
+                raise TimeoutError
+            if self.child.replies in ready:
+                return os.read(self.child.replies, min(size, 1 << 20))
+            self.child.poll_ended(0)  # the keeper wrote: its report that the student process ended, or a late answer
+            if self.child.ended is not None or self.child.eof:
+                raise _ChildDied  # the student process ended without replying

@@ -5,7 +5,14 @@ student code) forks the *student* process, which drops what it may not keep and
 becomes :func:`autograder.sandbox.child.main`. The keeper then waits for one of
 two things: the student process ends (the keeper sends its wait status to the
 grader on the control socket), or the grader shuts the control socket (the
-keeper kills the student process). Either way the keeper kills every process
+keeper kills the student process). Meanwhile the grader may ask, one byte
+:data:`CPU_QUERY` on the control socket, for the CPU nanoseconds of every
+process of the child so far (:func:`autograder.sandbox.cpuclock.tree_ns`, read
+from the kernel's accounting: a clock no student code can change); the keeper
+answers with one line, ``{"cpu_ns": int | null}``, and ignores any other byte.
+Only the grader holds the other end of that socket: the student process closes
+its copy before any student code runs, and the keeper is not dumpable (no
+process of the same uid may trace it or take its descriptors). Either way the keeper kills every process
 the student process started, waits until they are gone, and only then closes
 the control socket: the grader's end of it reading end-of-file means nothing of
 that child is left. The keeper is PID 1 of its own PID namespace in the
@@ -53,7 +60,7 @@ import tempfile
 from typing import Any, NoReturn
 
 from autograder import intake, safefs
-from autograder.sandbox import environment, linux
+from autograder.sandbox import cpuclock, environment, linux
 
 EXIT_SETUP_FAILED = 71  # the student process could not be confined; no student code ran
 TMP_SIZE = "size=64m"
@@ -61,6 +68,7 @@ SHM_SIZE = "size=16m"
 POLL_S = 0.01
 QUOTA_POLL_S = 0.2
 MAX_COUNTED = 20_000  # names counted towards a quota; more is over it
+CPU_QUERY = b"c"  # the grader's question on the control socket: the child's CPU nanoseconds so far
 
 
 # -- entry points -------------------------------------------------------------------------
@@ -251,6 +259,7 @@ def _keep(student: int, fds: tuple[int, ...], spec: dict[str, Any]) -> NoReturn:
     """Wait for the student process or the grader; then end everything and report."""
     os.close(fds[0])
     os.close(fds[1])
+    _undumpable()
     control = socket.socket(fileno=fds[2])
     try:
         status, exceeded = _wait_for(student, control, spec)
@@ -279,12 +288,32 @@ def _wait_for(student: int, control: socket.socket, spec: dict[str, Any]) -> tup
         done, status = os.waitpid(student, os.WNOHANG)
         if done:
             return status, None
-        if control in ready and not control.recv(64):  # the grader's shutdown: stop the student process
-            os.kill(student, signal.SIGKILL)
-            return os.waitpid(student, 0)[1], None
+        if control in ready:
+            asked = control.recv(64)
+            if not asked:  # the grader's shutdown: stop the student process
+                os.kill(student, signal.SIGKILL)
+                return os.waitpid(student, 0)[1], None
+            _answer(control, asked)
         if quota and usage(spec["work"], spec.get("uid"), spec.get("shared", ()), quota) > quota:
             os.kill(student, signal.SIGKILL)
             return os.waitpid(student, 0)[1], int(quota)
+
+
+def _answer(control: socket.socket, asked: bytes) -> None:
+    """One line per :data:`CPU_QUERY` byte in ``asked``: the CPU nanoseconds of every process below this keeper
+    (the student process and all it started), or null where they cannot be read; other bytes are ignored."""
+    for _ in range(asked.count(CPU_QUERY)):
+        control.sendall(json.dumps({"cpu_ns": cpuclock.tree_ns()}).encode() + b"\n")
+
+
+def _undumpable() -> None:
+    """No process of this keeper's uid (the student's, in the hook layer and a user namespace) may trace it or
+    take its descriptors (``pidfd_getfd``): the control socket stays the grader's. Once the student process is
+    forked (the flag is inherited); a machine that refuses it keeps the other walls."""
+    try:
+        linux.prctl(linux.PR_SET_DUMPABLE, 0)
+    except (OSError, AttributeError):
+        pass
 
 
 def usage(work: str, uid: int | None, shared: Any, limit: int) -> int:

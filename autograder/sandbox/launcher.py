@@ -6,8 +6,9 @@ the student process the keeper watches. It is forked by the fork server of its
 level (:mod:`autograder.sandbox.zygote`) or, without one, started as a fresh
 ``python -I`` (inside bubblewrap in the namespaces layer). Three descriptors
 connect it to the grader: the request pipe, the reply pipe and the keeper's
-control socket, on which the keeper reports how the student process ended and
-then closes once every process of the child is gone. In the namespaces layer a
+control socket, on which the keeper answers the grader's questions about the
+child's CPU time (:meth:`Child.cpu_ns`), reports how the student process ended
+and then closes once every process of the child is gone. In the namespaces layer a
 fourth, a descriptor of the grader's copy, lets the student process fill its own
 size-limited working copy; elsewhere the copy is made here, closed to every
 other uid, and the keeper holds it to a quota.
@@ -30,10 +31,13 @@ from typing import Any
 from autograder import intake, isolated, safefs
 from autograder.sandbox import bwrap, environment, isolation, writable, zygote
 from autograder.sandbox.isolation import Level
+from autograder.sandbox.keeper import CPU_QUERY
 
 USER_UID_BASE = 1 << 31  # the user layer's student uids: one per sandbox, never a real account's
 STOP_WAIT_S = 1.0  # for a child to end after its request pipe closed
 KILL_WAIT_S = 5.0  # for a keeper to end everything after it was told to
+CPU_WAIT_S = 2.0  # for a keeper's answer to a CPU query
+_NOT_AN_ANSWER = object()
 _sequence = itertools.count()
 
 
@@ -82,6 +86,12 @@ class Child:
         self.requests = os.fdopen(requests, "wb")
         self._keeper, self._server, self._process = keeper, server, process
         self._buffer, self._eof, self.ended = b"", False, None
+        self._cpu: object = _NOT_AN_ANSWER  # the keeper's last answer to a CPU query, until it is taken
+
+    @property
+    def eof(self) -> bool:
+        """Whether the keeper closed the control socket (nothing of the child is left)."""
+        return self._eof
 
     def poll_ended(self, timeout: float) -> Ended | None:
         """The keeper's report, if it comes within ``timeout`` seconds (the student process has ended)."""
@@ -104,9 +114,29 @@ class Child:
             self._eof = True
             return True
         self._buffer += chunk
-        if b"\n" in self._buffer and self.ended is None:
-            self.ended = _parse_report(self._buffer.partition(b"\n")[0])
+        while b"\n" in self._buffer:
+            line, _, self._buffer = self._buffer.partition(b"\n")
+            answer = _cpu_answer(line)
+            if answer is not _NOT_AN_ANSWER:
+                self._cpu = answer
+            elif self.ended is None:
+                self.ended = _parse_report(line)
         return True
+
+    def cpu_ns(self, timeout: float = CPU_WAIT_S) -> int | None:
+        """The keeper's count of the CPU nanoseconds of every process of this child so far (from the kernel's
+        accounting, out of student code's reach); None when it cannot tell, or the child has ended."""
+        self._cpu = _NOT_AN_ANSWER
+        try:
+            self.control.sendall(CPU_QUERY)
+        except OSError:
+            return None
+        deadline = time.monotonic() + timeout
+        while self._cpu is _NOT_AN_ANSWER and self.ended is None and not self._eof:
+            if not self._read(deadline - time.monotonic()):
+                return None
+        answer, self._cpu = self._cpu, _NOT_AN_ANSWER
+        return None if answer is _NOT_AN_ANSWER or self.ended is not None else answer  # type: ignore[return-value]
 
     def stop(self, graceful: bool = True) -> None:
         """End the child and wait until nothing of it is left, then remove its working copy."""
@@ -142,6 +172,18 @@ class Child:
         deadline = time.monotonic() + seconds
         while not self._eof and time.monotonic() < deadline:
             self._read(deadline - time.monotonic())
+
+
+def _cpu_answer(line: bytes) -> object:
+    """The keeper's answer to a CPU query in ``line`` (an int, or None), or :data:`_NOT_AN_ANSWER`."""
+    try:
+        answer = json.loads(line)
+    except ValueError:
+        return _NOT_AN_ANSWER
+    if not isinstance(answer, dict) or set(answer) != {"cpu_ns"}:
+        return _NOT_AN_ANSWER
+    value = answer["cpu_ns"]
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
 def _parse_report(line: bytes) -> Ended:

@@ -1,14 +1,21 @@
 """The grader's own measurement of a submission's kernels: timed from outside the child, every result checked.
 
 Student code can change any clock inside its own process (``time.thread_time``,
-``time.perf_counter``), so a number measured there proves nothing. Here the
-grader times each kernel call from its side of the sandbox: one request per
-call (:mod:`autograder.sandbox.probes.timing`), the seconds taken with
-:func:`time.perf_counter` in the grading process, the round trip of an empty
-request subtracted, the fastest of a few repeats kept (another process only
-ever adds time). Every timed call's result is compared with the reference on
-the same inputs, so a call that sleeps, returns a cached answer or computes a
-formula is found out; the inputs are new random numbers for each grading.
+``time.perf_counter``, the probes' own reference to a clock, memory through
+ctypes), so nothing the child says about time is used. Here the grader times
+each kernel call from outside: one request per call
+(:mod:`autograder.sandbox.probes.timing`), bracketed by two questions to the
+child's keeper (:meth:`~autograder.sandbox.client.Sandbox.child_cpu_ns`: the
+CPU time of the student process, its threads and every process it started,
+from the kernel's accounting), the difference bounded by the grader's own
+:func:`time.perf_counter` around the request (never more than the grader saw),
+the cost of an empty request subtracted from both, the fastest of a few repeats
+kept (another process only ever adds time). Where the keeper cannot tell (off
+Linux) the wall clock alone counts. Every timed call's result is compared with
+the reference on the same inputs, and each call gets inputs no earlier call
+saw (``Q`` and ``V`` shifted by new constants, made before the timed request),
+so a call that sleeps, returns a remembered answer or computes a formula is
+found out; the inputs are new random numbers for each grading.
 
 The student's own timing functions are then run with the kernels they time made
 :data:`SLOW_FACTOR` times the work (trusted wrappers, counting their calls): a
@@ -137,6 +144,15 @@ class _Stop(Exception):
         self.broken = broken
 
 
+@dataclass(frozen=True)
+class Spent:
+    """What one request cost: the grader's wall seconds around it, and the child's CPU seconds in it by its
+    keeper's count (None: the keeper could not tell)."""
+
+    wall: float
+    cpu: float | None
+
+
 def _request(sandbox: Sandbox, name: str, *args: Any, reaches: str = "") -> tuple[Any, float]:
     """Run probe ``name``; ``(value, seconds on the grader's clock)``; a call without a value stops the harness."""
     started = time.perf_counter()
@@ -147,21 +163,39 @@ def _request(sandbox: Sandbox, name: str, *args: Any, reaches: str = "") -> tupl
     return outcome.value, seconds
 
 
-def _cpu_seconds(reported: Any, wall: float, trip: float) -> float:
-    """The seconds of one timed request: the child's CPU seconds, never more than the grader's own clock saw
-    (its wall time less the round trip); a reply that is not a count of nanoseconds counts as the wall time."""
-    bound = max(wall - trip, MIN_SECONDS)
-    if isinstance(reported, bool) or not isinstance(reported, int) or reported < 0:
+def _timed(sandbox: Sandbox, name: str, *args: Any, reaches: str = "") -> tuple[Any, Spent]:
+    """:func:`_request`, with the keeper's count of the child's CPU time before and after it."""
+    before = sandbox.child_cpu_ns()
+    value, wall = _request(sandbox, name, *args, reaches=reaches)
+    after = sandbox.child_cpu_ns()
+    cpu = None if before is None or after is None or after < before else (after - before) / 1e9
+    return value, Spent(wall, cpu)
+
+
+def _cpu_seconds(spent: Spent, trip: Spent) -> float:
+    """The seconds of one timed request: the keeper's count of the child's CPU seconds, never more than the
+    grader's own clock saw (its wall time), each less an empty request's; the wall time where the keeper cannot
+    tell. What the child's probe returned is not used."""
+    bound = max(spent.wall - trip.wall, MIN_SECONDS)
+    if spent.cpu is None:
         return bound
-    return max(min(reported / 1e9, bound), MIN_SECONDS)
+    return max(min(spent.cpu - (trip.cpu or 0.0), bound), MIN_SECONDS)
 
 
-def _pair(value: Any) -> tuple[Any, Any]:
-    return tuple(value) if isinstance(value, (tuple, list)) and len(value) == 2 else (None, None)
+def _round_trip(sandbox: Sandbox) -> Spent:
+    """The fastest of :data:`ROUND_TRIPS` empty requests, on each clock (after one that starts the child)."""
+    _request(sandbox, "timing_noop")
+    trips = [_timed(sandbox, "timing_noop")[1] for _ in range(ROUND_TRIPS)]
+    cpus = [trip.cpu for trip in trips if trip.cpu is not None]
+    return Spent(min(trip.wall for trip in trips), min(cpus) if len(cpus) == len(trips) else None)
 
 
-def _round_trip(sandbox: Sandbox) -> float:
-    return min(_request(sandbox, "timing_noop")[1] for _ in range(ROUND_TRIPS))
+def _shifts(rng: np.random.Generator) -> tuple[float, float]:
+    """New constants for ``Q`` and ``V`` (multiples of 1/64, exact in float32 on both sides): ``Q``'s changes
+    which keys each query weights, ``V``'s moves every output row by at least 1 (softmax rows sum to 1)."""
+    q_steps, v_steps = rng.integers(16, 65), rng.integers(64, 257)
+    signs = rng.choice((-1, 1), 2)
+    return float(signs[0] * q_steps / 64), float(signs[1] * v_steps / 64)
 
 
 def reference_rows(Q: np.ndarray, K: np.ndarray, V: np.ndarray, rows: np.ndarray, causal: bool) -> np.ndarray:
@@ -183,44 +217,74 @@ def _inputs(n: int, seed: int) -> tuple[np.ndarray, ...]:
     return tuple(rng.standard_normal((1, 1, n, D), dtype=np.float32)[0, 0] for _ in range(3))
 
 
-def measure_kernels(sandbox: Sandbox, rng: np.random.Generator, trip: float) -> Kernels:
-    """Time every kernel at every size of :data:`NS` and compare each one's output rows with the reference."""
+def _token(value: Any) -> Any:
+    """The token of a decoding probe's ``(token, nanoseconds)`` (the nanoseconds are the child's: unused)."""
+    return value[0] if isinstance(value, (tuple, list)) and len(value) == 2 else None
+
+
+def _worst(got: Any, expected: np.ndarray) -> float | None:
+    """None when ``got`` is the reference's ``expected`` within tolerance; else the largest difference (-1: not an
+    array of its shape)."""
+    if not isinstance(got, np.ndarray) or got.shape != expected.shape:
+        return -1.0
+    if np.allclose(got, expected, atol=ATOL, rtol=RTOL):
+        return None
+    return float(np.nanmax(np.abs(got - expected)))
+
+
+def _checked_call(
+    sandbox: Sandbox, rng: np.random.Generator, inputs: tuple[np.ndarray, ...], kernel: str, trip: Spent
+) -> tuple[float, float | None]:
+    """One call of ``kernel`` on inputs no earlier call saw: ``(its seconds, its difference from the reference)``
+    (see :func:`_worst`)."""
+    reaches = "naive_attention" if kernel != "sdpa" else "timing_run"
+    Q, K, V = inputs
+    q_shift, v_shift = _shifts(rng)
+    _request(sandbox, "timing_shift", q_shift, v_shift, reaches=reaches)  # untimed: made before the timed call
+    _value, spent = _timed(sandbox, "timing_run", kernel, reaches=reaches)
+    n = Q.shape[0]
+    rows = np.sort(rng.choice(n, CHECKED_ROWS, replace=False))
+    got, _seconds = _request(sandbox, "timing_output", rows.tolist(), reaches=reaches)
+    shifted_q, shifted_v = Q + np.float32(q_shift), V + np.float32(v_shift)  # float32, as the child made them
+    expected = reference_rows(shifted_q, K, shifted_v, rows, kernel == "causal_naive")
+    return _cpu_seconds(spent, trip), _worst(got, expected)
+
+
+def measure_kernels(sandbox: Sandbox, rng: np.random.Generator, trip: Spent) -> Kernels:
+    """Time every kernel at every size of :data:`NS` (a warm-up, then :data:`REPEATS` timed calls, each on new
+    inputs) and compare every call's output rows with the reference."""
     seconds: dict[str, list[float]] = {k: [] for k in KERNELS}
     wrong: list[Wrong] = []
     for n in NS:
         seed = int(rng.integers(1 << 62))
-        Q, K, V = _inputs(n, seed)
+        inputs = _inputs(n, seed)
         _request(sandbox, "timing_prepare", n, D, seed, reaches="naive_attention")
         for kernel in KERNELS:
-            reaches = "naive_attention" if kernel != "sdpa" else "timing_run"
-            _request(sandbox, "timing_run", kernel, reaches=reaches)  # warm-up: allocations, kernel choice
-            runs = [_request(sandbox, "timing_run", kernel, reaches=reaches) for _ in range(REPEATS)]
-            seconds[kernel].append(min(_cpu_seconds(cpu, wall, trip) for cpu, wall in runs))
-            rows = np.sort(rng.choice(n, CHECKED_ROWS, replace=False))
-            got, _seconds = _request(sandbox, "timing_output", rows.tolist(), reaches=reaches)
-            expected = reference_rows(Q, K, V, rows, kernel == "causal_naive")
-            if not isinstance(got, np.ndarray) or got.shape != expected.shape:
-                wrong.append(Wrong(kernel, n, -1.0))
-            elif not np.allclose(got, expected, atol=ATOL, rtol=RTOL):
-                wrong.append(Wrong(kernel, n, float(np.nanmax(np.abs(got - expected)))))
+            # the first call is the warm-up (allocations, kernel choice): checked, not timed
+            calls = [_checked_call(sandbox, rng, inputs, kernel, trip) for _ in range(1 + REPEATS)]
+            seconds[kernel].append(min(spent for spent, _worst in calls[1:]))
+            worst = [w for _spent, w in calls if w is not None]
+            if worst:
+                wrong.append(Wrong(kernel, n, -1.0 if -1.0 in worst else max(worst)))
     return Kernels(NS, {k: tuple(v) for k, v in seconds.items()}, tuple(wrong))
 
 
-def measure_decode(sandbox: Sandbox, trip: float) -> Decode:
+def measure_decode(sandbox: Sandbox, trip: Spent) -> Decode:
     """Time one token at each prefix length of :data:`DECODE_AT`, with ``gpt_step`` and with ``gpt_forward``;
-    each pair must predict the same next token."""
+    each pair must predict the same next token. Every call is at a new position (``gpt_step`` appends its token,
+    so the next ``gpt_forward`` runs over a longer prefix): none can be answered from memory."""
     _request(sandbox, "timing_decode_start", DECODE_AT[-1] + DECODE_REPEATS + 1, reaches="random_weights")
     without, cached, wrong = [], [], []
     for length in DECODE_AT:
         _request(sandbox, "timing_decode_fill", length, reaches="gpt_step")
         forward_s, step_s = [], []
         for _repeat in range(DECODE_REPEATS):
-            value, wall = _request(sandbox, "timing_decode_forward", reaches="gpt_forward")
-            token, cpu = _pair(value)
-            forward_s.append(_cpu_seconds(cpu, wall, trip))
-            value, wall = _request(sandbox, "timing_decode_step", reaches="gpt_step")
-            stepped, cpu = _pair(value)
-            step_s.append(_cpu_seconds(cpu, wall, trip))
+            value, spent = _timed(sandbox, "timing_decode_forward", reaches="gpt_forward")
+            token = _token(value)
+            forward_s.append(_cpu_seconds(spent, trip))
+            value, spent = _timed(sandbox, "timing_decode_step", reaches="gpt_step")
+            stepped = _token(value)
+            step_s.append(_cpu_seconds(spent, trip))
             if (token is None or token != stepped) and not any(w.n == length for w in wrong):
                 wrong.append(Wrong("decode", length, -1.0))
         without.append(min(forward_s))
@@ -307,7 +371,7 @@ def _seconds(timer: Timer, tokens: bool) -> float | None:
     else:
         numbers = [value]
     if not numbers or not all(
-        isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v > 0 for v in numbers
+        isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v < 1e300 and math.isfinite(v) for v in numbers
     ):
         return None
     return float(np.median(numbers[len(numbers) // 2 :]))

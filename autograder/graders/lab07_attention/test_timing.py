@@ -14,6 +14,7 @@ malformed or stub report fails every report check with the command to run.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -31,6 +32,8 @@ from autograder.timing.calibration import (
     GPU_NOT_CALIBRATED,
     HARNESS_CPU,
     SLOPE_TOLERANCE,
+    HarnessWindows,
+    Windows,
     device_class,
     sweep_for,
     windows_for,
@@ -166,14 +169,57 @@ def _about(lab: Lab, what: str, value: Any = None) -> Got:
     return Got(lab.step, f"{report.PATH}: {what}", value)
 
 
-def _in_window(lab: Lab, what: str, value: float, window: tuple[float, float], low_story: str, high_story: str) -> None:
+def _in_window(
+    lab: Lab, what: str, value: float, window: tuple[float, float], low_story: str, high_story: str | None = None
+) -> None:
+    """A report's number in its window; the story told below it (``low_story``) or above (``high_story``, by
+    default the same)."""
     low, high = window
-    story = _(low_story) if value < low else _(high_story) if value > high else ""
+    story = _(low_story) if value < low else _(high_story or low_story) if value > high else ""
     expect_that(
         _about(lab, what, value),
         low <= value <= high,
         _("a value from {low} to {high}").format(low=f"{low:g}", high=f"{high:g}"),
         f"{value:.3g}{story}",
+    )
+
+
+def _decoding_checks(
+    lab: Lab,
+    label: Callable[[Lab, str], Got],
+    windows: Windows | HarnessWindows,
+    in_window: Callable[[Lab, str, float, tuple[float, float], str], None],
+    where: str,
+    measured: tuple[float, float, float],
+    speedup_at: str,
+) -> None:
+    """The decoding checks of the report and of the grader's own measurement: the per-token slopes without and
+    with the cache in their windows (``in_window``), the gap between them, the speed-up at the last token.
+
+    Args:
+        label: describes a quantity for messages (:func:`_about` for the report, :func:`_measured`).
+        windows: calibrated windows (their decoding fields are set).
+        where: the range the slopes were fitted over, for messages.
+        measured: the slope without the cache, the slope with it, the speed-up at the last token.
+        speedup_at: the speed-up's description, in the active language.
+    """
+    without, cached, speedup = measured
+    for what, value, window, story in (
+        (_("the per-token slope without the cache"), without, windows.no_cache_slope, explain.NO_CACHE_OFF),
+        (_("the per-token slope with the cache"), cached, windows.cache_slope, explain.CACHE_OFF),
+    ):
+        in_window(lab, _(OVER).format(what=what, where=where), value, window, story)
+    expect_that(
+        label(lab, _("the slope without the cache minus the slope with it")),
+        without - cached >= windows.slope_gap_min,
+        _(AT_LEAST).format(value=f"{windows.slope_gap_min:g}"),
+        f"{without - cached:.3g}{_(explain.CACHE_OFF)}",
+    )
+    expect_that(
+        label(lab, speedup_at),
+        speedup >= windows.speedup_last_min,
+        _(AT_LEAST).format(value=f"{windows.speedup_last_min:g}"),
+        f"{speedup:.3g}{_(explain.SPEEDUP_LOW)}",
     )
 
 
@@ -458,41 +504,12 @@ def test_decoding_latency(
             ),
             "cache_unused",
         )
-    _in_window(
-        lab,
-        _(OVER).format(what=_("the per-token slope without the cache"), where=where),
-        without,
-        windows.no_cache_slope,
-        explain.NO_CACHE_OFF,
-        explain.NO_CACHE_OFF,
-    )
-    _in_window(
-        lab,
-        _(OVER).format(what=_("the per-token slope with the cache"), where=where),
-        cached,
-        windows.cache_slope,
-        explain.CACHE_OFF,
-        explain.CACHE_OFF,
-    )
-    expect_that(
-        _about(lab, _("the slope without the cache minus the slope with it")),
-        without - cached >= windows.slope_gap_min,
-        _(AT_LEAST).format(value=f"{windows.slope_gap_min:g}"),
-        f"{without - cached:.3g}{_(explain.CACHE_OFF)}",
-    )
-    expect_that(
-        _about(
-            lab,
-            ngettext(
-                "the speed-up at token {token} (median of the last {block} token)",
-                "the speed-up at token {token} (medians of the last {block} tokens)",
-                decoding.block,
-            ).format(token=decoding.n_tokens, block=decoding.block),
-        ),
-        decoding.speedup_last >= windows.speedup_last_min,
-        _(AT_LEAST).format(value=f"{windows.speedup_last_min:g}"),
-        f"{decoding.speedup_last:.3g}{_(explain.SPEEDUP_LOW)}",
-    )
+    speedup_at = ngettext(
+        "the speed-up at token {token} (median of the last {block} token)",
+        "the speed-up at token {token} (medians of the last {block} tokens)",
+        decoding.block,
+    ).format(token=decoding.n_tokens, block=decoding.block)
+    _decoding_checks(lab, _about, windows, _in_window, where, (without, cached, decoding.speedup_last), speedup_at)
     expect_that(
         _about(
             lab,
@@ -623,31 +640,9 @@ def test_grader_decoding(lab: Lab, measured: verified.Measurement) -> None:
         _broken(lab, decode, _(MEASURED_BY_GRADER).format(what="toy_gpt"))
     where = _("prefixes of {tokens} tokens").format(tokens=", ".join(map(str, decode.positions)))
     without, cached = decode.slope_without, decode.slope_with
-    _in_harness_window(
-        lab,
-        _(OVER).format(what=_("the per-token slope without the cache"), where=where),
-        without,
-        HARNESS_CPU.no_cache_slope,
-        explain.NO_CACHE_OFF,
-    )
-    _in_harness_window(
-        lab,
-        _(OVER).format(what=_("the per-token slope with the cache"), where=where),
-        cached,
-        HARNESS_CPU.cache_slope,
-        explain.CACHE_OFF,
-    )
-    expect_that(
-        _measured(lab, _("the slope without the cache minus the slope with it")),
-        without - cached >= HARNESS_CPU.slope_gap_min,
-        _(AT_LEAST).format(value=f"{HARNESS_CPU.slope_gap_min:g}"),
-        f"{without - cached:.3g}{_(explain.CACHE_OFF)}",
-    )
-    expect_that(
-        _measured(lab, _("the speed-up at token {token}").format(token=decode.positions[-1])),
-        decode.speedup_last >= HARNESS_CPU.speedup_last_min,
-        _(AT_LEAST).format(value=f"{HARNESS_CPU.speedup_last_min:g}"),
-        f"{decode.speedup_last:.3g}{_(explain.SPEEDUP_LOW)}",
+    speedup_at = _("the speed-up at token {token}").format(token=decode.positions[-1])
+    _decoding_checks(
+        lab, _measured, HARNESS_CPU, _in_harness_window, where, (without, cached, decode.speedup_last), speedup_at
     )
 
 

@@ -75,10 +75,12 @@ def timing_environment(load: Load, device: str | None, d: int = 64) -> dict:
 
 
 # -- the grader's harness: one kernel call per request ------------------------------------------------------
-# Each timed request runs one kernel call and returns the process's CPU seconds for it, read through a reference
-# to the clock taken when this module was imported (before any student code, so rebinding ``time.process_time``
-# does not reach it); the grader bounds that by its own wall clock around the request (never more than the
-# grader saw) and checks every result, and these probes hold the grader's inputs between requests.
+# The grader times each kernel request with the CPU clock the child's keeper reads from the kernel's accounting
+# (:meth:`autograder.sandbox.client.Sandbox.child_cpu_ns`), bounded by its own wall clock, and checks every
+# result; these probes only hold the grader's inputs between requests and run the kernels. The CPU nanoseconds
+# they return (the calling thread's, from a reference to the clock taken when this module was imported) are
+# what the child says of itself: student code in this process can change them, so the grader trusts them for
+# nothing.
 _CPU_NS = time.thread_time_ns
 _STATE: dict[str, Any] = {}
 KIT_DECODER = {"vocab": 256, "d_model": 64, "n_heads": 4, "n_layers": 2, "seed": 16, "start": 0}
@@ -97,15 +99,26 @@ def timing_prepare(load: Load, n: int, d: int, seed: int) -> None:
     import torch
 
     rng = np.random.default_rng(seed)
-    _STATE["inputs"] = tuple(torch.from_numpy(rng.standard_normal((1, 1, n, d), dtype=np.float32)) for _ in range(3))
+    _STATE["prepared"] = tuple(torch.from_numpy(rng.standard_normal((1, 1, n, d), dtype=np.float32)) for _ in range(3))
+    _STATE["inputs"] = _STATE["prepared"]
     _STATE.pop("output", None)
     torch.set_num_threads(1)  # the measurement is of one thread, as the handout's timing functions take it
 
 
 @probe
+def timing_shift(load: Load, q_shift: float, v_shift: float) -> None:
+    """The next call's inputs: the prepared ``Q + q_shift``, ``K``, ``V + v_shift`` (float32, made here, before
+    the timed request), so that no call sees inputs an earlier one saw and a remembered answer is wrong."""
+    Q, K, V = _STATE["prepared"]
+    _STATE["inputs"] = (Q + q_shift, K, V + v_shift)
+    _STATE.pop("output", None)
+
+
+@probe
 def timing_run(load: Load, kernel: str) -> int:
     """One forward pass of ``kernel`` (``naive``, ``causal_naive``: the student's ``naive_attention``; ``sdpa``:
-    torch's) on the prepared inputs; the output is kept for :func:`timing_output`. Returns its CPU nanoseconds."""
+    torch's) on the current inputs; the output is kept for :func:`timing_output`. Returns the calling thread's
+    CPU nanoseconds (untrusted: the grader times the request with the keeper's clock)."""
     import torch
 
     Q, K, V = _STATE["inputs"]
@@ -166,7 +179,8 @@ def timing_decode_fill(load: Load, length: int) -> int:
 
 @probe
 def timing_decode_step(load: Load) -> tuple[int, int]:
-    """One new token with the KV cache (``gpt_step`` at the next position), appended; ``(its id, CPU ns)``."""
+    """One new token with the KV cache (``gpt_step`` at the next position), appended; ``(its id, CPU ns)`` (the
+    nanoseconds are untrusted, as :func:`timing_run`'s)."""
     import torch
 
     started = _CPU_NS()
@@ -177,7 +191,8 @@ def timing_decode_step(load: Load) -> tuple[int, int]:
 
 @probe
 def timing_decode_forward(load: Load) -> tuple[int, int]:
-    """The next token without a cache (``gpt_forward`` over the whole prefix), not appended; ``(its id, CPU ns)``."""
+    """The next token without a cache (``gpt_forward`` over the whole prefix), not appended; ``(its id, CPU ns)``
+    (the nanoseconds are untrusted, as :func:`timing_run`'s)."""
     import torch
 
     gpt, run = load("toy_gpt"), _STATE["decode"]
