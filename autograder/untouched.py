@@ -4,19 +4,23 @@ Running it would call a stub that raises ``NotImplementedError`` (or find no tim
 the check fails, 0 points, as work not started. The result says so in the same typed fields the report groups by
 (:mod:`autograder.report.failures`): a ``NotImplementedError`` of one of the step's stubbed functions, or the
 grader's not-started words where the step has them (the timing step's checks of the report, every prediction),
-so every renderer shows the step as a run of its checks does. Only the check's own message is shorter: the
-step's one "not implemented yet" line instead of the call the check would have made.
+so every renderer shows the step as a run of its checks does. Only the check's own message differs: it says
+that the check did not run and why, where a run names the call it made (hidden inputs are drawn per student).
 """
 
 from __future__ import annotations
 
 from autograder import messages
 from autograder.checks.predictions import NO_PREDICTION
-from autograder.i18n import _
+from autograder.i18n import N_, _
 from autograder.report.model import CallFailure, CheckResult
 from autograder.tasks import Step
 from autograder.timing.explain import NO_REPORT_YET
 
+UNTOUCHED = N_(
+    "{step}: {check}: not run, {module} is the stub as handed out ({functions}: not implemented yet). "
+    "See the handout, section '{title}' ({handout})."
+)
 # The classes a stub's NotImplementedError belongs to, as a child reports them.
 NOT_IMPLEMENTED_MRO = ("NotImplementedError", "RuntimeError", "Exception", "BaseException", "object")
 # The steps whose graders say "not started" in their own words: (words, the fixture of the checks that say them;
@@ -37,7 +41,14 @@ def check_result(
     for) of the untouched ``step``, whose module's stubbed functions are ``stubbed`` (file order)."""
     names = list(stubbed) or list(step.functions)
     common = dict(step=step.id, name=name, title=title, points=points, hidden=hidden, passed=False)
-    message = messages.not_implemented(step, names)
+    message = _(UNTOUCHED).format(
+        step=_(step.title),
+        check=title,
+        module=f"{step.module}.py",
+        functions=", ".join(names),
+        title=_(step.title),
+        handout=messages.handout(step),
+    )
     words, fixture = NOT_STARTED.get(step.id, ("", ""))
     if words and (fixture is None or fixture in fixtures):
         return CheckResult(message=message, not_started=_(words), **common)
