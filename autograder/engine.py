@@ -135,6 +135,7 @@ class GradingPlugin:
                     self._is_hidden(item),
                     self.skipped[step.id],
                     list(getattr(item, "fixturenames", ())),
+                    hasattr(item, "callspec"),
                 )
         items[:] = [item for item in kept if step_of(item).id not in self.skipped]
 

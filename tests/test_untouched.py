@@ -130,7 +130,9 @@ def _checks(report: GradeReport) -> list[tuple]:
     return [
         (
             *(c.id, c.title, c.points, c.hidden, c.passed, c.status, c.earned, c.internal_error, c.review),
-            *(c.mistake, c.evidence is None, failures.is_to_start(c)),
+            *(c.mistake, c.evidence is None, failures.is_to_start(c), c.not_started),
+            c.call_failure is not None and c.call_failure.not_implemented,
+            c.message if c.not_started else "",  # a check that fails before any call: its very message
         )
         for s in report.steps
         for c in s.checks
