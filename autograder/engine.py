@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from autograder import grader_fixtures, intake, lanes, messages, stubbed, submission, tasks
+from autograder import grader_fixtures, intake, lanes, messages, pristine, stubbed, submission, tasks, untouched
 from autograder.checking import CheckFailed, Lab, NeedsReview
 from autograder.checklist import MARKERS, points_of, step_of, title_of
 from autograder.evidence import RECORDER
@@ -89,11 +89,17 @@ class GradingPlugin:
     """Pytest plugin: provides the graders' fixtures and records each check's result."""
 
     def __init__(
-        self, options: GradeOptions, level: Level, cpus: Callable[[], tuple[int, ...] | None] = lambda: None
+        self,
+        options: GradeOptions,
+        level: Level,
+        cpus: Callable[[], tuple[int, ...] | None] = lambda: None,
+        skipped: dict[str, tuple[str, ...]] | None = None,
     ) -> None:
         """``options.submission`` is the intake's copy (:func:`grade` makes it), ``options.left_out`` what the
-        intake left out of the hand-in."""
+        intake left out of the hand-in; ``skipped``: the untouched steps whose checks are reported without running
+        (step id -> its module's stubbed functions, see :mod:`autograder.pristine`)."""
         self.options, self.level, self.cpus = options, level, cpus  # cpus(): where a new sandbox's children run
+        self.skipped = dict(skipped or {})
         self.folder = Path(options.submission)  # the intake's copy: every sandbox reads this, never the hand-in
         self.ignored = {item.path: item.kind for item in options.left_out}
         self.numpy_children = not mentions_torch(options.submission)  # numpy steps may fork from a torch-free server
@@ -116,9 +122,22 @@ class GradingPlugin:
         wanted = set(self.options.steps or tasks.BY_ID)
         kept = [item for item in items if step_of(item).id in wanted]
         kept.sort(key=lambda item: (tasks.STEPS.index(step_of(item)), self._is_hidden(item)))
-        items[:] = kept
         self.order = [item.nodeid for item in kept]
         self._check_points(kept)
+        for item in kept:  # an untouched step's checks: reported now, never run (no sandbox, no reference)
+            step = step_of(item)
+            if step.id in self.skipped:
+                self.results[item.nodeid] = untouched.check_result(
+                    step,
+                    item.name,
+                    title_of(item),
+                    points_of(item),
+                    self._is_hidden(item),
+                    self.skipped[step.id],
+                    list(getattr(item, "fixturenames", ())),
+                    hasattr(item, "callspec"),
+                )
+        items[:] = [item for item in kept if step_of(item).id not in self.skipped]
 
     def _check_points(self, items: list[pytest.Item]) -> None:
         sums: dict[tuple[str, bool], float] = {}
@@ -414,16 +433,24 @@ def _grade_copy(options: GradeOptions, level: Level, taken: intake.TakenIn, star
     selected = tuple(options.steps or tasks.BY_ID)
     # read before any student code runs: the functions whose stub error is still in the modules taken in
     still_stubbed = stubbed.in_folder(taken.folder, {s: tasks.step(s).module for s in selected if s in tasks.BY_ID})
+    # the steps whose modules are the released stubs byte for byte: their checks are reported, not run
+    skipped = pristine.untouched(
+        taken.folder, [s for s in selected if s in tasks.BY_ID], [i.path for i in taken.ignored]
+    )
+    running = tuple(s for s in selected if s not in skipped)
     # the children's numpy (and torch) load while pytest collects; numpy-only steps fork from a server without torch
     numpy_children = not mentions_torch(taken.folder)
-    child_torch = [tasks.step(s).child_uses_torch for s in selected]
-    prestart(torch=any(child_torch) or not numpy_children, level=level, numpy=numpy_children and not all(child_torch))
-    split = lanes.plan(selected)
+    child_torch = [tasks.step(s).child_uses_torch for s in running]
+    if running:
+        torch = any(child_torch) or not numpy_children
+        prestart(torch=torch, level=level, numpy=numpy_children and not all(child_torch))
+    split = lanes.plan(running)
     copy = replace(options, submission=taken.folder, left_out=taken.ignored, search=False, given=None)
+    untouched_steps = {s: still_stubbed.get(s, ()) for s in skipped}
     if split is None:
-        steps = _run_graders(copy, level, selected, still_stubbed)
+        steps = _run_graders(copy, level, selected, still_stubbed, skipped=untouched_steps)
     else:
-        steps = _run_in_lanes(copy, level, split, still_stubbed)
+        steps = _run_in_lanes(copy, level, split, still_stubbed, untouched_steps)
     notes = [messages.left_out(item.path, item.kind) for item in taken.ignored]
     if options.hidden is None and not options.public_only:
         notes.append(_(NOTE_NO_HIDDEN))
@@ -459,18 +486,30 @@ def _readable_instructor_modules() -> list[Path]:
 
 
 def _run_in_lanes(
-    options: GradeOptions, level: Level, split: lanes.Plan, still_stubbed: dict[str, tuple[str, ...]]
+    options: GradeOptions,
+    level: Level,
+    split: lanes.Plan,
+    still_stubbed: dict[str, tuple[str, ...]],
+    skipped: dict[str, tuple[str, ...]],
 ) -> tuple[StepResult, ...]:
-    """The main steps graded here while the timing lane grades the steps that measure time on its own CPU."""
+    """The main steps graded here while the timing lane grades the steps that measure time on its own CPU; the
+    ``skipped`` steps (untouched, see :func:`_run_graders`) are reported by the main lane."""
     from autograder.report import serialize
 
     def timed_lane() -> str:
         steps = _run_graders(options, level, split.timed, still_stubbed, cpus=lambda: split.reserved)
         return serialize.report_json(GradeReport(str(options.submission), steps, options.hidden is None, options.seed))
 
+    order = {step.id: index for index, step in enumerate(tasks.STEPS)}
+    main_steps = tuple(sorted((*split.main, *skipped), key=order.__getitem__))
     with lanes.overlapping(split, timed_lane) as lane:
         main = _run_graders(
-            options, level, split.main, still_stubbed, cpus=lambda: split.others if lane.running else None
+            options,
+            level,
+            main_steps,
+            still_stubbed,
+            cpus=lambda: split.others if lane.running else None,
+            skipped=skipped,
         )
     text, problem = lane.result()
     if text is not None:
@@ -479,7 +518,6 @@ def _run_in_lanes(
         raise GradingError(problem.partition(":")[2].strip())
     else:  # the lane itself failed (not its graders): its steps are graded here, after the others
         timed = _run_graders(options, level, split.timed, still_stubbed)
-    order = {step.id: index for index, step in enumerate(tasks.STEPS)}
     return tuple(sorted((*main, *timed), key=lambda result: order[result.step.id]))
 
 
@@ -489,11 +527,17 @@ def _run_graders(
     selected: tuple[str, ...],
     still_stubbed: dict[str, tuple[str, ...]],
     cpus: Callable[[], tuple[int, ...] | None] = lambda: None,
+    skipped: dict[str, tuple[str, ...]] | None = None,
 ) -> tuple[StepResult, ...]:
-    """Run the graders of the ``selected`` steps under pytest in this process; each step's results, in order."""
+    """Run the graders of the ``selected`` steps under pytest in this process; each step's results, in order.
+
+    The checks of the ``skipped`` steps among them (untouched: step id -> its stubbed functions) are collected
+    and reported as not started (:mod:`autograder.untouched`), never run.
+    """
     options = replace(options, steps=selected)
-    _preload_torch(selected)
-    plugin = GradingPlugin(options, level, cpus)
+    skipped = {step: names for step, names in (skipped or {}).items() if step in selected}
+    _preload_torch(tuple(step for step in selected if step not in skipped))
+    plugin = GradingPlugin(options, level, cpus, skipped)
     paths = _grader_paths(options)
     args = [
         *paths,
@@ -518,7 +562,10 @@ def _run_graders(
                 code = pytest.main(args, plugins=[plugin, PlainFailureReports(), grader_fixtures])
     finally:
         plugin.close_sandboxes()
-    if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+    nothing_ran = (
+        code == pytest.ExitCode.NO_TESTS_COLLECTED and plugin.order and set(plugin.results) >= set(plugin.order)
+    )  # every check collected was an untouched step's
+    if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED) and not nothing_ran:
         raise GradingError(f"the graders could not run (pytest exit {int(code)}):\n{sink.getvalue()[-3000:]}")
     steps = []
     for step in tasks.STEPS:

@@ -12,11 +12,15 @@ lab's data files (``*.npz``, e.g. model weights) are copied verbatim.
 
 from __future__ import annotations
 
+import ast
+import hashlib
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from autograder import tasks
+from autograder.pristine import DIGESTS
 from autograder.stubbed import STUB_ERROR
 from autograder.submission import data_files
 
@@ -148,3 +152,43 @@ def write(solutions: Path, assignments: Path) -> list[Path]:
 def drift(solutions: Path, assignments: Path) -> list[Path]:
     """The committed stubs and data files that differ from what generation produces."""
     return [p for p, content in generate(solutions, assignments).items() if not p.exists() or p.read_bytes() != content]
+
+
+def lab_imports(text: str) -> tuple[str, ...]:
+    """The lab modules a module's ``text`` imports at its top level (``from scaling import attention``), sorted."""
+    found = set()
+    for node in ast.parse(text).body:
+        if isinstance(node, ast.Import):
+            found.update(alias.name.partition(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.add(node.module.partition(".")[0])
+    return tuple(sorted(found & set(tasks.MODULES)))
+
+
+def digests(solutions: Path) -> str:
+    """The text of :data:`autograder.pristine.DIGESTS` for the stubs of ``solutions``: each stub's SHA-256 and the
+    lab modules it imports (the grader skips a step whose module and imports are all these bytes)."""
+    table = {}
+    for step in tasks.STEPS:
+        source = solutions / f"{step.module}.py"
+        if source.is_file():
+            stub = make_stub(source.read_text(encoding="utf-8"), step.id, source)
+            table[step.module] = {
+                "sha256": hashlib.sha256(stub.encode("utf-8")).hexdigest(),
+                "imports": list(lab_imports(stub)),
+            }
+    return json.dumps(table, indent=1, sort_keys=True) + "\n"
+
+
+def write_digests(solutions: Path, path: Path = DIGESTS) -> bool:
+    """Write the stubs' digests to ``path``; whether it changed."""
+    text = digests(solutions)
+    if path.is_file() and path.read_text(encoding="utf-8") == text:
+        return False
+    path.write_text(text, encoding="utf-8")
+    return True
+
+
+def digests_drift(solutions: Path, path: Path = DIGESTS) -> bool:
+    """Whether ``path`` differs from the digests of the stubs that ``solutions`` generates."""
+    return not path.is_file() or path.read_text(encoding="utf-8") != digests(solutions)

@@ -84,7 +84,8 @@ def test_same_folder_twice_gives_the_same_report(stubs_report: GradeReport) -> N
     assert gradescope.results(again, execution_time=0) == gradescope.results(stubs_report, execution_time=0)
 
 
-def test_seed_reproduces_hidden_inputs() -> None:
+def test_seed_reproduces_hidden_inputs(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ATTNLAB_SKIP_UNTOUCHED", "0")  # the stubs' checks run (autograder.pristine)
     a = kit.grade(kit.STUBS, steps=("scaling",), seed=11)
     b = kit.grade(kit.STUBS, steps=("scaling",), seed=11)
     c = kit.grade(kit.STUBS, steps=("scaling",), seed=12)

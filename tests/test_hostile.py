@@ -49,7 +49,7 @@ def cli_grade(folder: Path, out: Path) -> dict:
     command = [shutil.which("attnlab") or "attnlab", "grade", ".", "--json", str(out), "--seed", str(kit.TEST_SEED)]
     for step in STEPS:
         command += ["--step", step]
-    env = {**os.environ, "ATTNLAB_KIT": str(kit.ROOT)}
+    env = {**os.environ, "ATTNLAB_KIT": str(kit.ROOT), "ATTNLAB_SKIP_UNTOUCHED": "0"}  # the stubs' children run
     done = subprocess.run(command, cwd=folder, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr + done.stdout
     return json.loads(out.read_text())

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder import engine, lanes, tasks
+from autograder import engine, lanes, pristine, tasks
 from autograder.sandbox import client
 from tests import kit
 
@@ -46,9 +46,11 @@ def thread_free(test: Callable[..., None]) -> Callable[..., None]:
 
 
 @pytest.fixture(autouse=True)
-def no_preload_running() -> None:
+def no_preload_running(monkeypatch: pytest.MonkeyPatch) -> None:
     """An earlier test's grading may still be importing torch in its preload thread; lanes fork only once no other
-    thread runs, so these tests wait for it."""
+    thread runs, so these tests wait for it. The stubs' checks run (untouched steps would be reported without a
+    lane, :mod:`autograder.pristine`)."""
+    monkeypatch.setenv(pristine.ENV_SWITCH, "0")
     for thread in threading.enumerate():
         if thread.name == "attnlab-torch-preload":
             thread.join(timeout=120)
@@ -132,10 +134,10 @@ def test_broken_graders_in_the_lane_are_the_graders_failure(monkeypatch: pytest.
     monkeypatch.delenv(lanes.ENV_SWITCH, raising=False)
     real = engine._run_graders
 
-    def broken(options, level, selected, still_stubbed, cpus=lambda: None):
+    def broken(options, level, selected, still_stubbed, cpus=lambda: None, skipped=None):
         if "timing" in selected:
             raise engine.GradingError("the timing graders carry 11 points, the registry says 12")
-        return real(options, level, selected, still_stubbed, cpus)
+        return real(options, level, selected, still_stubbed, cpus, skipped)
 
     monkeypatch.setattr(engine, "_run_graders", broken)
     with pytest.raises(engine.GradingError, match="carry 11 points"):

@@ -109,7 +109,8 @@ def test_a_subclass_of_the_expected_exception_counts(tmp_path: Path) -> None:
     assert caught.value.function == "scaling.attention"
 
 
-def test_the_report_says_why_calls_failed_and_where_student_code_ran() -> None:
+def test_the_report_says_why_calls_failed_and_where_student_code_ran(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ATTNLAB_SKIP_UNTOUCHED", "0")  # the stub's checks run (autograder.pristine)
     report = kit.grade(kit.STUBS, steps=("softmax",), public_only=True)
     assert report.isolation in ("namespaces", "user", "hook")
     failures = {c.call_failure for c in report.step("softmax").checks if c.call_failure is not None}

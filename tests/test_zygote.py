@@ -202,6 +202,7 @@ def test_numpy_steps_fork_without_torch_unless_the_submission_uses_torch_there(
             made.append(self.torch)
 
     monkeypatch.setattr(engine, "Sandbox", Recorded)
+    monkeypatch.setenv("ATTNLAB_SKIP_UNTOUCHED", "0")  # the stubs' checks run (autograder.pristine)
     assert not engine.mentions_torch(kit.SOLUTIONS) and not engine.mentions_torch(kit.STUBS)
     kit.grade(kit.STUBS, steps=("softmax", "kv_cache"), public_only=True)
     assert made == [False, True]

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import Any, NoReturn
 
 from autograder import chapter, predictions
 from autograder.checking import Got, Lab
@@ -55,12 +55,24 @@ def _keys(reply: dict[str, Any]) -> str:
     return ", ".join(shown) or _(probe.NO_KEYS)
 
 
+def entry(question: Question) -> str:
+    """How a check names the question's entry, in the active language: ``PREDICTIONS["id"] in predictions.py``."""
+    return _("{entry} in predictions.py").format(entry=f'PREDICTIONS["{question.id}"]')
+
+
+def unanswered(got: Got, question: Question) -> NoReturn:
+    """Fail the check of ``question``, whose entry is None (the stub's): not started, the form expected."""
+    got.fail(
+        _("your prediction ({form})").format(form=_(question.answer)),
+        _("None (no prediction yet)"),
+        not_started=NO_PREDICTION,
+    )
+
+
 def read_prediction(lab: Lab, question: Question) -> tuple[Got, Any]:
     """``PREDICTIONS[question.id]`` of the submission, normalised to the question's form; the check fails (with
     the form expected, never the value) when there is none or it is not of that form."""
-    got = lab.probe(
-        "prediction", question.id, text=_("{entry} in predictions.py").format(entry=f'PREDICTIONS["{question.id}"]')
-    )
+    got = lab.probe("prediction", question.id, text=entry(question))
     reply = got.value
     status, answer = reply["status"], reply["value"]
     form = _(question.answer)
@@ -74,11 +86,7 @@ def read_prediction(lab: Lab, question: Question) -> tuple[Got, Any]:
     if status == "not_plain":
         got.fail(_("your prediction as a plain literal ({form})").format(form=form), _why(reply))
     if answer is None:
-        got.fail(
-            _("your prediction ({form})").format(form=form),
-            _("None (no prediction yet)"),
-            not_started=NO_PREDICTION,
-        )
+        unanswered(got, question)
     try:
         return got, predictions.normalise(question, answer)
     except AnswerFormError as error:

@@ -10,6 +10,10 @@ no submission: each child they fork is confined and gets its own copy later, as 
 For one or a few steps that do not measure time and whose checks use torch in the grader (``kv_cache``), torch is
 imported here too, on a thread: the grader's checks wait for it. Never where a timing lane may be forked (a fork
 needs a process without threads, :mod:`autograder.lanes`).
+
+The steps whose modules are the released stubs (:mod:`autograder.pristine`, read from the hand-in the command
+names, without following a link) need no server: the engine reports them without running their checks, so a
+folder of untouched stubs starts nothing here (the engine decides again on its own copy of the hand-in).
 """
 
 from __future__ import annotations
@@ -18,23 +22,51 @@ import argparse
 import importlib
 import threading
 from collections.abc import Sequence
+from pathlib import Path
 
-from autograder import tasks
+from autograder import pristine, tasks
 
 ENV_SWITCH = "ATTNLAB_EARLY"  # "0": start nothing before the engine does
+# Where the lab folder is when none is given, from the current folder: the lab folder itself, the student bundle
+# or an nbgrader release's parent (lab07_attention/), the instructor kit (assignments/lab07_attention/).
+DEFAULT_FOLDERS = (Path("."), Path(tasks.LAB), Path("assignments") / tasks.LAB)
+# The options of ``attnlab grade`` that take a value (a test keeps them equal to the command's parser).
+VALUE_OPTIONS = (
+    "--json", "--hidden", "--reference", "--secret-file", "--student", "--seed", "--timeout", "--isolation", "--lang",
+    "--html",
+)  # fmt: skip
+
+
+def default_folder(cwd: Path) -> Path:
+    """The first of :data:`DEFAULT_FOLDERS` under ``cwd`` that holds a lab module (else the current folder)."""
+    return next((folder for folder in DEFAULT_FOLDERS if tasks.modules_present(cwd / folder)), Path("."))
 
 
 def _steps(argv: Sequence[str]) -> tuple[str, ...] | None:
     """The ``--step`` values of a ``grade`` command line (None: every step), or () where nothing should start."""
     if not argv or argv[0] != "grade" or {"-h", "--help"} & set(argv):
         return ()
-    parser = argparse.ArgumentParser(add_help=False)
-    parser.add_argument("--step", action="append")
-    known, _ = parser.parse_known_args(list(argv[1:]))
+    known = _parse(argv)
     if known.step is None:
         return None
     steps = tuple(step for step in known.step if step in tasks.BY_ID)
     return steps if len(steps) == len(known.step) else ()  # an unknown step: the parser refuses it later
+
+
+def _parse(argv: Sequence[str]) -> argparse.Namespace:
+    """``argv`` (a ``grade`` command line) parsed for its ``--step`` values and its folder."""
+    parser = argparse.ArgumentParser(add_help=False)
+    parser.add_argument("--step", action="append")
+    for option in VALUE_OPTIONS:
+        parser.add_argument(option)
+    parser.add_argument("folder", nargs="?")
+    return parser.parse_known_args(list(argv[1:]))[0]
+
+
+def _folder(argv: Sequence[str]) -> Path:
+    """The submission folder a ``grade`` command line names (as the command finds it when none is given)."""
+    folder = _parse(argv).folder
+    return Path(folder) if folder else default_folder(Path.cwd())
 
 
 def start(argv: Sequence[str]) -> None:
@@ -46,9 +78,13 @@ def start(argv: Sequence[str]) -> None:
     steps = _steps(argv)
     if steps == ():
         return
+    wanted = steps or tuple(tasks.BY_ID)
+    skipped = set(pristine.untouched(_folder(argv), wanted))
+    selected = [tasks.step(step) for step in wanted if step not in skipped]
+    if not selected:  # untouched stubs only: nothing will run
+        return
     from autograder.sandbox import isolation, zygote  # as client.prestart, without its numpy import (0.2 s)
 
-    selected = [tasks.step(step) for step in (steps or tasks.BY_ID)]
     child_torch = [step.child_uses_torch for step in selected]
     try:
         level = isolation.choose()

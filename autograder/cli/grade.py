@@ -8,6 +8,7 @@ from pathlib import Path
 
 from autograder import engine, i18n, tasks
 from autograder.cli.common import EXIT_INTERNAL, EXIT_OK, STUDENT, internal_error, output_problem, usage_error
+from autograder.cli.early import DEFAULT_FOLDERS, default_folder  # noqa: F401 (re-exported)
 from autograder.files import write_atomically
 from autograder.i18n import N_, _
 from autograder.kit import Kit
@@ -17,14 +18,6 @@ from autograder.sandbox.isolation import Level
 
 NAME, AUDIENCE = "grade", STUDENT
 HELP = "grade a submission folder and print the per-step table"
-# Where the lab folder is when none is given, from the current folder: the lab folder itself, the student bundle
-# or an nbgrader release's parent (lab07_attention/), the instructor kit (assignments/lab07_attention/).
-DEFAULT_FOLDERS = (Path("."), Path(tasks.LAB), Path("assignments") / tasks.LAB)
-
-
-def default_folder(cwd: Path) -> Path:
-    """The first of :data:`DEFAULT_FOLDERS` under ``cwd`` that holds a lab module (else the current folder)."""
-    return next((folder for folder in DEFAULT_FOLDERS if tasks.modules_present(cwd / folder)), Path("."))
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

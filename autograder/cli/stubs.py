@@ -8,6 +8,7 @@ from pathlib import Path
 from autograder import stubs
 from autograder.cli.common import EXIT_OK, INSTRUCTOR
 from autograder.kit import Kit
+from autograder.pristine import DIGESTS
 
 NAME, AUDIENCE = "stubs", INSTRUCTOR
 HELP = "generate the student stubs from the solutions"
@@ -25,11 +26,15 @@ def run(args: argparse.Namespace) -> int:
     solutions, assignments = Path(args.solutions), Path(args.assignments)
     if args.check:
         stale = stubs.drift(solutions, assignments)
+        if stubs.digests_drift(solutions):
+            stale.append(DIGESTS)
         for path in stale:
             print(f"stale stub: {path} (run: attnlab stubs)")
         return EXIT_STALE if stale else EXIT_OK
     for path in stubs.write(solutions, assignments):
         print(f"wrote {path}")
+    if stubs.write_digests(solutions):  # the grader's test of an untouched step (autograder.pristine)
+        print(f"wrote {DIGESTS}")
     from autograder.i18n import catalogs  # Babel (instructor tooling): the shipped .mo follows the .po
 
     for path in catalogs.compile_all():

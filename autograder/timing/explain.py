@@ -18,6 +18,7 @@ RUN_COMMAND = N_(
     "in the sandbox and writes reports/timing.json and three plots; then grade again)"
 )
 NO_REPORT = N_("no report")
+NO_REPORT_YET = N_("no reports/timing.json yet: run `attnlab timing` in your lab folder")  # not started
 BAD_REPORT = N_("a report that cannot be graded: {problem}")
 
 NAIVE_HIGH = N_(
