@@ -37,6 +37,7 @@ import numpy as np
 from autograder.sandbox import outcome as outcomes
 from autograder.sandbox.client import Sandbox
 from autograder.timing.analysis import fit_slope
+from autograder.timing.calibration import HARNESS_CPU
 
 MODULE = "timing"
 KERNELS = ("naive", "causal_naive", "sdpa")  # naive and causal_naive are the student's naive_attention
@@ -55,6 +56,8 @@ TIMER_N = 1024  # time_attention's size for the comparison with the grader's mea
 TIMER_SMALL_N = 512  # ... and a second size: a timer that ignores n reports the same time for both
 TIMER_REPEATS = 3
 TIMER_TOKENS = 32  # time_decoding's tokens
+KERNEL_ATTEMPTS = 3  # measurements of the kernels before a slope outside its window counts (see measure)
+TIMER_ATTEMPTS = 3  # runs of the student's timers before a finding counts (see measure)
 AGREE_FACTOR = 6.0  # a correct timer agrees with the grader's measurement of the same kernel within this factor
 REPORT_FACTOR = 8.0  # a report (measured earlier, maybe on a quieter machine) agrees within this factor
 
@@ -176,7 +179,7 @@ def _cpu_seconds(spent: Spent, trip: Spent) -> float:
     """The seconds of one timed request: the keeper's count of the child's CPU seconds, never more than the
     grader's own clock saw (its wall time), each less an empty request's; the wall time where the keeper cannot
     tell. What the child's probe returned is not used."""
-    bound = max(spent.wall - trip.wall, MIN_SECONDS)
+    bound = max(spent.wall, MIN_SECONDS)  # not less the round trip: under load an empty request can take longer
     if spent.cpu is None:
         return bound
     return max(min(spent.cpu - (trip.cpu or 0.0), bound), MIN_SECONDS)
@@ -322,6 +325,14 @@ def run_timers(sandbox: Sandbox, device: str = "cpu") -> dict[str, Timer]:
     }
 
 
+def _slopes_in_window(kernels: Kernels) -> bool:
+    """Whether the grader's naive and causal slopes are inside the harness windows the grader checks."""
+    return all(
+        low <= kernels.slope(kernel) <= high
+        for kernel, (low, high) in (("naive", HARNESS_CPU.naive_slope), ("causal_naive", HARNESS_CPU.causal_slope))
+    )
+
+
 def measure(sandbox: Sandbox, rng: np.random.Generator) -> Measurement:
     """The grader's whole measurement on its own device (the CPU): the kernels, decoding, the student's timers."""
     try:
@@ -338,7 +349,35 @@ def measure(sandbox: Sandbox, rng: np.random.Generator) -> Measurement:
             parts.append(part())
         except _Stop as stop:
             parts.append(stop.broken)
-    return Measurement(*parts)
+    kernels = parts[0]
+    # A burst of other work on a shared machine only ever adds time, and more at one size than another can bend
+    # a slope out of its window: then the kernels are measured again (new inputs, every call checked) and each
+    # size keeps its fastest call over the attempts. Honest kernels settle; a wrong result stays wrong.
+    for _attempt in range(KERNEL_ATTEMPTS - 1):
+        if not isinstance(kernels, Kernels) or kernels.wrong or _slopes_in_window(kernels):
+            break
+        try:
+            again = measure_kernels(sandbox, rng, trip)
+        except _Stop:
+            break
+        kernels = Kernels(
+            kernels.ns,
+            {k: tuple(map(min, kernels.seconds[k], again.seconds[k])) for k in kernels.seconds},
+            kernels.wrong + again.wrong,
+        )
+    measurement = Measurement(kernels, *parts[1:])
+    # The student's timers read a wall clock in a process that shares the machine: a burst of other work can
+    # make one honest run disagree. A finding counts only when it comes back: the timers run again up to
+    # TIMER_ATTEMPTS times in all, and the first run without a finding is kept (a formula or a timer that
+    # ignores n is found every time).
+    for _attempt in range(TIMER_ATTEMPTS - 1):
+        if isinstance(measurement.timers, Broken) or not timer_findings(measurement):
+            break
+        try:
+            measurement = Measurement(measurement.kernels, measurement.decode, run_timers(sandbox))
+        except _Stop as stop:
+            measurement = Measurement(measurement.kernels, measurement.decode, stop.broken)
+    return measurement
 
 
 @dataclass(frozen=True)
