@@ -159,7 +159,8 @@ def test_autograde_fills_the_review_cell_and_scores_it_or_leaves_it_to_the_instr
         "not_run": None,
     }[case]
     payload = review.payload(tasks.step("timing"), result) if result is not None else None
-    book, _ = SaveKitAutoGrades().preprocess(_executed(payload), {"nbgrader": {**resources["nbgrader"], "student": "ann"}})
+    graded = {"nbgrader": {**resources["nbgrader"], "student": "ann"}}
+    book, _ = SaveKitAutoGrades().preprocess(_executed(payload), graded)
     cell = next(c for c in book.cells if c.get("id") == "review-timing")
     with Gradebook(db_url) as gradebook:
         grade = gradebook.find_grade("review_timing", tasks.LAB, tasks.LAB, "ann")
