@@ -149,6 +149,22 @@ STEPS: tuple[Step, ...] = (
 )
 BY_ID = {step.id: step for step in STEPS}
 MODULES = tuple(step.module for step in STEPS)
+# The checks whose points depend on the device a report was measured on (check name -> points, the graders'
+# marks): *for review* where the grader lacks that device. nbgrader scores them in a manually graded cell of their
+# own (nbgrader_course.review); tests/test_step_timing.py holds these to the graders.
+REVIEW_CHECKS: dict[str, dict[str, float]] = {
+    "timing": {
+        "test_attention_slopes": 1.0,
+        "test_causal_and_naive_over_sdpa": 0.5,
+        "test_memory": 0.5,
+        "test_decoding_latency": 1.0,
+    },
+}
+
+
+def review_points(step_id: str) -> float:
+    """The points of step ``step_id`` that may wait for review (0 for a step without device-specific checks)."""
+    return sum(REVIEW_CHECKS.get(step_id, {}).values())
 
 
 def step(step_id: str) -> Step:

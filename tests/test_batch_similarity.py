@@ -7,6 +7,8 @@ import csv
 import json
 import random
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +21,7 @@ from autograder.warm import client
 from autograder.warm import job as warm_job
 from tests import kit
 
+LAB = "lab07_attention"
 REPORT = kit.SOLUTIONS / "reports" / "timing.json"
 ANSWERS = kit.SOLUTIONS / "predictions.py"
 
@@ -128,3 +131,80 @@ def test_grade_batch_flags_the_copies_in_the_rows_and_the_summary(tmp_path: Path
     assert table["ann"]["total"] == table["cy"]["total"] == "10"  # a review reason, not a zero
     assert {students for students, _what in done.class_summary.review} == {"ann, bo"}
     assert "For review" in (out / "graded" / "summary.md").read_text(encoding="utf-8")
+
+
+UNUSUAL = {"kv_cache_gb": "2.684354", "favoured_keys": "[0, 1]"}  # over-precise and wrong: a pair shares them
+FLAGGED = {
+    "ann": ("review: timing report identical or near-identical to bo's (raw times)",),
+    "bo": ("review: timing report identical or near-identical to ann's (raw times)",),
+    "cy": ("review: prediction set identical to di's (2 unusual entries in common)",),
+    "di": ("review: prediction set identical to cy's (2 unusual entries in common)",),
+    "eve": (),
+}
+
+
+def _copies(root: Path) -> Path:
+    """Five hand-ins in ``root``: ann and bo with byte-identical reports/timing.json, cy and di with the same
+    unusual prediction set, eve honest."""
+    _hand_in(root, "ann", 1)
+    _hand_in(root, "bo", 2)
+    shutil.copyfile(root / "ann" / LAB / "reports" / "timing.json", root / "bo" / LAB / "reports" / "timing.json")
+    _hand_in(root, "cy", 3, UNUSUAL)
+    _hand_in(root, "di", 4, UNUSUAL)
+    _hand_in(root, "eve", 5)
+    return root
+
+
+def _assert_flagged(csv_path: Path, graded: Path) -> None:
+    """Each student's review reasons in the CSV and in their result JSON, their score untouched."""
+    with csv_path.open(newline="", encoding="utf-8") as handle:
+        table = {row["student_id"]: row for row in csv.DictReader(handle)}
+    assert set(table) == set(FLAGGED)
+    for student, reasons in FLAGGED.items():
+        assert table[student]["review"] == "; ".join(reasons), (student, table[student])
+        assert records.read(graded, student).review == reasons, student
+        assert table[student]["total"] == "10", table[student]  # a review reason, never a changed score
+
+
+@pytest.mark.slow
+def test_grade_batch_on_a_dask_cluster_flags_the_copies(tmp_path: Path) -> None:
+    distributed = pytest.importorskip("distributed")
+    root = _copies(tmp_path / "submissions")
+    out = tmp_path / "out"
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=True, dashboard_address=None) as dask:
+        batch.run(
+            batch.BatchOptions(
+                submissions=root,
+                csv=out / "grades.csv",
+                out=out / "graded",
+                hidden=kit.HIDDEN,
+                reference=kit.SOLUTIONS,
+                secret="similarity-test",
+                given=kit.SOLUTIONS,
+                steps=("softmax",),
+                dask=dask.scheduler_address,
+                progress=False,
+            )
+        )
+    _assert_flagged(out / "grades.csv", out / "graded")
+
+
+@pytest.mark.slow
+def test_grade_batch_on_an_nbgrader_course_flags_the_copies(tmp_path: Path) -> None:
+    """The nbgrader path: grade-batch on a course folder (its private folder's reference tells a wrong answer)."""
+    from autograder.nbgrader_course import course as course_writer
+
+    course = tmp_path / "course"
+    course_writer.write_course(course_writer.CourseOptions(folder=course, kit=kit.ROOT))
+    _copies(course / "submitted")
+    out = tmp_path / "out"
+    command = [sys.executable, "-m", "autograder", "grade-batch", str(course), "--csv", str(out / "grades.csv")]
+    command += ["--step", "softmax", "-j", "2", "--no-progress"]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=600, cwd=kit.ROOT)
+    finally:
+        client.stop(warm_job.HANDLER)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
+    _assert_flagged(out / "grades.csv", out / "graded")
+    assert "ann, bo: identical or near-identical timing reports" in done.stdout
+    assert "cy, di: identical prediction sets" in done.stdout

@@ -153,6 +153,15 @@ def test_checks_block_names_the_command_and_the_points(step: tasks.Step) -> None
         assert check.title in body
 
 
+def test_the_hidden_checks_line_says_what_each_steps_hidden_checks_compare() -> None:
+    """The predictions step's hidden check compares with the reference's values; the others' check the same
+    properties on fresh random inputs."""
+    predictions = block_body("checks", "predictions")
+    assert "compared with the values the reference computes" in predictions
+    assert "fresh random inputs" not in predictions
+    assert "the same properties on fresh random inputs" in block_body("checks", "softmax")
+
+
 # ---- blocks and math, as units
 
 

@@ -1,11 +1,13 @@
 """End to end with real nbgrader: course, release, autograde, feedback, CSV export; no mocks.
 
 One course is built in a temporary folder with small sandbox timeouts, and
-nine students are graded in one ``nbgrader autograde`` run: the reference
+ten students are graded in one ``nbgrader autograde`` run: the reference
 (full marks), the untouched release (0), a buggy one (partial, the mistake
-named in the feedback), and six that try to cheat or break the grader. To
-keep CI short, the last seven keep only a few grade cells in their notebooks;
-the kit then grades only those steps (a deleted grade cell scores 0).
+named in the feedback), six that try to cheat or break the grader, and one
+whose timing report comes from a GPU the grader lacks (its device points wait
+in the review cell). To keep CI short, the last eight keep only a few grade
+cells in their notebooks; the kit then grades only those steps (a deleted
+grade cell scores 0).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import pytest
 
 nbformat = pytest.importorskip("nbformat")
 pytest.importorskip("nbgrader")
+from nbgrader.api import Gradebook  # noqa: E402
 
 from autograder import engine, stubs, tasks  # noqa: E402
 from autograder.diagnose.catalog import MISTAKES  # noqa: E402
@@ -31,6 +34,7 @@ from autograder.nbgrader_course import course as course_writer  # noqa: E402
 from autograder.warm import client  # noqa: E402
 from tests import kit  # noqa: E402
 from tests.test_nbgrader_kernel import TRANSFORMER_CELL  # noqa: E402
+from tests.test_step_timing import _synthetic_cuda_report  # noqa: E402
 
 pytestmark = pytest.mark.slow
 LAB = tasks.LAB
@@ -159,6 +163,10 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
     submit(root, "hangs", modules=hangs, steps=("positions", "softmax"))
     submit(root, "shadows_kit", modules=fake_kit, steps=("softmax",))
     submit(root, "skips", steps=("softmax",), tag="skip-execution")
+    gpu = submit(root, "gpu_report", modules=kit.SOLUTIONS, steps=("timing",))
+    data = json.loads((gpu / "reports" / "timing.json").read_text(encoding="utf-8"))
+    _synthetic_cuda_report(data)  # measured on a GPU this grader lacks: its device points wait for review
+    (gpu / "reports" / "timing.json").write_text(json.dumps(data), encoding="utf-8")
 
     autograde = nbgrader(root, "autograde", LAB)
     logs += [autograde, nbgrader(root, "generate_feedback", LAB), nbgrader(root, "export")]
@@ -220,6 +228,7 @@ def test_every_students_exported_score(graded: dict) -> None:
         "shadows_kit": 0.0,  # stubs: its own autograder/ package is not on the kernel's path
         "skips": 0.0,  # stubs: nbclient would skip a grade cell tagged skip-execution (no output: full points)
         "exits": POINTS["softmax"],  # costs.py exits at import: costs scores 0, softmax is untouched
+        "gpu_report": POINTS["timing"] - tasks.review_points("timing"),  # review: 0 until an instructor scores it
     }
     for student, steps in (("buggy", ("softmax", "costs")), ("hangs", ("positions", "softmax"))):
         expected[student] = attnlab_grade(
@@ -233,6 +242,29 @@ def test_every_students_exported_score(graded: dict) -> None:
         assert scores[student] == (score, TOTAL + manual), student
 
 
+def review_cell(graded: dict, student: str) -> tuple[str, float | None, bool]:
+    """The autograded review cell of the timing step: its text, its automatic score, whether it needs a manual
+    grade."""
+    book = nbformat.read(graded["root"] / "autograded" / student / LAB / notebook.NOTEBOOK, as_version=4)
+    cell = next(c for c in book.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "review_timing")
+    with Gradebook(f"sqlite:///{graded['root'] / 'gradebook.db'}") as gradebook:
+        grade = gradebook.find_grade("review_timing", LAB, LAB, student)
+        return cell.source, grade.auto_score, grade.needs_manual_grade
+
+
+def test_device_points_wait_in_a_manually_graded_cell_that_names_each_check_and_why(graded: dict) -> None:
+    """A CUDA report on a CPU grader: formgrader lists the review cell as needing a manual grade (0 until then),
+    and the cell names each device-specific check with the grader's reason; a verified report scores it."""
+    source, auto, manual = review_cell(graded, "gpu_report")
+    assert auto is None and manual, (auto, manual)
+    listed = [line for line in source.splitlines() if line.startswith("- **")]
+    assert len(listed) == len(tasks.REVIEW_CHECKS["timing"]), source
+    assert all("cuda" in line and "0 until then" in line for line in listed), source
+    assert "For review" in source and "For review" in feedback(graded, "gpu_report")
+    source, auto, manual = review_cell(graded, "reference")
+    assert auto == tasks.review_points("timing") and not manual and "Nothing waits for review" in source
+
+
 def test_only_a_changed_grade_cell_is_reported_as_changed(graded: dict) -> None:
     """No "checksum has changed" for the 14 grade cells released without their hidden tests, per student; the one
     grade cell a student rewrote is still reported (and restored: it scores 0, see the exported scores)."""
@@ -244,9 +276,10 @@ def printed_and_value(outputs: list) -> tuple[str, str]:
     """A grade cell's outputs: what it printed (its stdout, however many chunks the kernel sent it in) and the
     value it ended with. Nothing may come on stderr (nbgrader scores a cell with stderr output 0)."""
     kinds = [o.output_type for o in outputs]
-    assert kinds[-1:] == ["execute_result"] and set(kinds[:-1]) <= {"stream"}, kinds
-    assert all(o.name == "stdout" for o in outputs[:-1]), [o.name for o in outputs[:-1]]
-    return "".join(o.text for o in outputs[:-1]), outputs[-1].data["text/plain"]
+    assert kinds[-1:] == ["execute_result"] and set(kinds[:-1]) <= {"stream", "display_data"}, kinds
+    streams = [o for o in outputs[:-1] if o.output_type == "stream"]  # display_data: pictures, the review payload
+    assert all(o.name == "stdout" for o in streams), [o.name for o in streams]
+    return "".join(o.text for o in streams), outputs[-1].data["text/plain"]
 
 
 def test_a_grade_cells_stdout_is_read_whole_in_however_many_chunks() -> None:
@@ -261,8 +294,9 @@ def test_grade_cells_print_to_stdout_and_end_with_a_float(graded: dict) -> None:
     for step in tasks.STEPS:
         outputs = cell_outputs(graded, "reference")[notebook.GRADE_ID.format(step=step.id)]
         printed, value = printed_and_value(outputs)
-        assert printed.startswith(f"{step.title}: {step.points:g} of {step.points:g} points"), printed
-        assert value == repr(float(step.points))
+        points = step.points - tasks.review_points(step.id)  # the timing step's device points: its review cell
+        assert printed.startswith(f"{step.title}: {points:g} of {points:g} points"), printed
+        assert value == repr(float(points))
 
 
 # What nbgrader may warn about in this course, each caused by a student's own doing: the added code cell that is
@@ -271,7 +305,7 @@ EXPECTED_WARNINGS = ("a code cell added by the student", "Attribute 'checksum'")
 
 
 def test_nbgrader_warns_only_about_what_students_did(graded: dict) -> None:
-    """No warning of the kit's or of nbgrader's own making in any command of a course of nine students (nbgrader
+    """No warning of the kit's or of nbgrader's own making in any command of a course of ten students (nbgrader
     0.9 with SQLAlchemy 2 printed 7 for two students: its SAWarnings, ``display_data_priority`` not recognised by
     ClearHiddenTests, images without alternative text in the feedback, an unencrypted kernel channel)."""
     lines = graded["log"].splitlines()

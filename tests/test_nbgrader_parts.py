@@ -14,17 +14,20 @@ pytest.importorskip("nbgrader")
 
 from nbconvert.exporters import HTMLExporter  # noqa: E402
 from nbgrader.api import Gradebook  # noqa: E402
+from nbgrader.nbgraderformat import MetadataValidator  # noqa: E402
 from nbgrader.preprocessors import ClearHiddenTests, SaveCells  # noqa: E402
 from traitlets.config.loader import PyFileConfigLoader  # noqa: E402
 
 from autograder import cli, stubs, tasks  # noqa: E402
-from autograder.nbgrader_course import cells, config, course, notebook, release, run  # noqa: E402
+from autograder.nbgrader_course import cells, config, course, notebook, release, review, run  # noqa: E402
 from autograder.nbgrader_course import private as private_folder  # noqa: E402
 from autograder.nbgrader_course.preprocessors import (  # noqa: E402
     FeedbackClearHiddenTests,
     IsolatedKernelManager,
     OnlyKitCode,
+    SaveKitAutoGrades,
 )
+from autograder.report.model import CheckResult, StepResult  # noqa: E402
 from tests import kit  # noqa: E402
 
 
@@ -45,7 +48,8 @@ def test_one_locked_grade_cell_per_step_worth_the_registry_points() -> None:
     assert list(found) == [notebook.GRADE_ID.format(step=s.id) for s in tasks.STEPS]
     for step in tasks.STEPS:
         cell = found[notebook.GRADE_ID.format(step=step.id)]
-        assert cell.metadata.nbgrader.points == step.points and cell.metadata.nbgrader.locked
+        points = step.points - tasks.review_points(step.id)  # the review cell holds the rest
+        assert cell.metadata.nbgrader.points == points and cell.metadata.nbgrader.locked
         hidden = cell.source.index(notebook.HIDDEN_BEGIN), cell.source.index(notebook.HIDDEN_END)
         assert (
             "private = None" in cell.source[: hidden[0]] and f'grade("{step.id}", private)' in cell.source[hidden[1] :]
@@ -73,6 +77,101 @@ def test_questions_are_manually_graded_answer_cells_after_their_step() -> None:
         assert answer.cell_type == "markdown" and answer.metadata.nbgrader.solution and answer.metadata.nbgrader.grade
         assert ids.index(f"answer_{question.id}") > ids.index(notebook.GRADE_ID.format(step=question.after))
     assert "timing_plots" in ids and ids.index("timing_plots") < ids.index("grade_timing")
+
+
+def test_the_timing_step_has_a_manually_graded_review_cell_worth_its_device_points() -> None:
+    book = notebook.build()
+    ids = [c.metadata.get("nbgrader", {}).get("grade_id") for c in book.cells]
+    cell = book.cells[ids.index("review_timing")]
+    assert ids.index("review_timing") == ids.index("grade_timing") + 1
+    assert cell.cell_type == "markdown" and cell.metadata.nbgrader == {
+        "grade": False,
+        "grade_id": "review_timing",
+        "locked": True,
+        "points": tasks.review_points("timing"),
+        "schema_version": 3,
+        "solution": False,
+        "task": True,
+    }
+    assert tasks.review_points("timing") == 3
+    MetadataValidator().validate_nb(book)  # nbgrader's own check of the cells' metadata
+    graded = sum(c.metadata.nbgrader.points for c in book.cells if c.metadata.get("nbgrader", {}).get("points"))
+    assert graded == tasks.total_points() + sum(q.points for q in notebook.QUESTIONS)  # no point counted twice
+    assert [s for s in tasks.STEPS if review.has_review(s)] == [tasks.step("timing")]
+
+
+def _check(name: str, points: float, *, passed: bool = True, message: str = "", is_review: bool = False) -> CheckResult:
+    return CheckResult("timing", name, f"title of {name}", points, passed, False, message, review=is_review)
+
+
+def _timing(*device: CheckResult) -> StepResult:
+    """The timing step's result: every other check passed, and ``device`` for the device-specific ones."""
+    return StepResult(tasks.step("timing"), (_check("test_report_schema", 9.0), *device))
+
+
+CUDA_WHY = "a report made on cuda <b>[a GPU](http://x)</b>: these points wait for an instructor (0 until then)"
+
+
+def test_the_review_payload_comes_from_the_typed_result() -> None:
+    step = tasks.step("timing")
+    names = list(tasks.REVIEW_CHECKS["timing"])
+    verified = _timing(*(_check(n, tasks.REVIEW_CHECKS["timing"][n]) for n in names))
+    data = review.payload(step, verified)
+    assert data["score"] == 3 and data["review"] == [] and "Nothing waits for review: 3 of 3" in data["markdown"]
+    assert review.grade_cell_earned(step, verified) == 9
+    waiting = _timing(*(_check(n, 1.0, passed=False, message=CUDA_WHY, is_review=True) for n in names))
+    data = review.payload(step, waiting)
+    assert data["score"] is None and [c["id"] for c in data["review"]] == [f"timing/{n}" for n in names]
+    assert all(c["why"] == CUDA_WHY for c in data["review"])  # the check's own message, as the report holds it
+    shown = data["markdown"]
+    assert all(f"**title of {n}**" in shown.replace("\\_", "_") for n in names), shown
+    assert "<b>" not in shown and "](" not in shown  # a report's device name adds no HTML or link
+    assert review.payload(step, None)["score"] == 0.0
+
+
+def _executed(payload: dict | None) -> nbformat.NotebookNode:
+    """The built notebook as autograde leaves it after running: the timing grade cell displayed ``payload``."""
+    book = notebook.build()
+    for cell in book.cells:
+        if cell.get("id") == "grade-timing" and payload is not None:
+            data = {review.MIME: payload, "text/markdown": payload["markdown"]}
+            cell.outputs = [nbformat.v4.new_output("display_data", data=data)]
+    return book
+
+
+@pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")  # nbgrader's own, see nbgrader_config.py
+@pytest.mark.parametrize("case", ["review", "verified", "not_run"])
+def test_autograde_fills_the_review_cell_and_scores_it_or_leaves_it_to_the_instructor(
+    tmp_path: Path, case: str
+) -> None:
+    db_url = f"sqlite:///{tmp_path / 'gradebook.db'}"
+    with Gradebook(db_url) as gradebook:
+        gradebook.update_or_create_assignment(tasks.LAB)
+        gradebook.update_or_create_student("ann")
+    resources = {"nbgrader": {"db_url": db_url, "assignment": tasks.LAB, "notebook": tasks.LAB}}
+    SaveCells().preprocess(notebook.build(), resources)
+    with Gradebook(db_url) as gradebook:
+        gradebook.add_submission(tasks.LAB, "ann")
+    names = list(tasks.REVIEW_CHECKS["timing"])
+    result = {
+        "review": _timing(*(_check(n, 1.0, passed=False, message=CUDA_WHY, is_review=True) for n in names)),
+        "verified": _timing(*(_check(n, tasks.REVIEW_CHECKS["timing"][n]) for n in names)),
+        "not_run": None,
+    }[case]
+    payload = review.payload(tasks.step("timing"), result) if result is not None else None
+    graded = {"nbgrader": {**resources["nbgrader"], "student": "ann"}}
+    book, _ = SaveKitAutoGrades().preprocess(_executed(payload), graded)
+    cell = next(c for c in book.cells if c.get("id") == "review-timing")
+    with Gradebook(db_url) as gradebook:
+        grade = gradebook.find_grade("review_timing", tasks.LAB, tasks.LAB, "ann")
+        auto, manual, flagged = grade.auto_score, grade.manual_score, grade.needs_manual_grade
+    if case == "review":  # formgrader lists it as needing a manual grade; 0 until an instructor scores it
+        assert auto is None and manual is None and flagged
+        assert all(f"title of {n}" in cell.source.replace("\\_", "_") for n in names) and "0 until then" in cell.source
+    elif case == "verified":
+        assert auto == 3 and not flagged and "Nothing waits for review" in cell.source
+    else:  # the grade cell did not run: the released text stays, 0 points
+        assert auto == 0 and not flagged and cell.source == review.before_grading(tasks.step("timing"))
 
 
 # -- the config ----------------------------------------------------------------------------------

@@ -65,6 +65,13 @@ HIDDEN_MORE = Nn_(
     "- {points} more point from hidden checks your instructor runs: the same properties on fresh random inputs.",
     "- {points} more points from hidden checks your instructor runs: the same properties on fresh random inputs.",
 )
+HIDDEN_MORE_REFERENCE = Nn_(  # the predictions step: its hidden check compares with the reference, not properties
+    "- {points} more point from a hidden check your instructor runs: your predictions compared with the values "
+    "the reference computes (the public checks compare them with what your own code computes).",
+    "- {points} more points from a hidden check your instructor runs: your predictions compared with the values "
+    "the reference computes (the public checks compare them with what your own code computes).",
+)
+HIDDEN_LINES = {"predictions": HIDDEN_MORE_REFERENCE}  # steps whose hidden checks are not the same properties again
 NOT_WRITTEN = N_("- (the public checks of this step are not written yet)")
 
 
@@ -93,7 +100,8 @@ def checks_markdown(step: tasks.Step, found: list[checks.Check]) -> str:
     lines = [_(RUN_STEP).format(step=step.id, points=_worth(step.points)), ""]
     lines += [f"- {c.title}" + (f" ({_worth(c.points)})" if c.points else "") for c in found]
     if step.hidden_points:
-        lines.append(i18n.counted(HIDDEN_MORE, step.hidden_points).format(points=_points(step.hidden_points)))
+        hidden = HIDDEN_LINES.get(step.id, HIDDEN_MORE)
+        lines.append(i18n.counted(hidden, step.hidden_points).format(points=_points(step.hidden_points)))
     if not found:
         lines.append(_(NOT_WRITTEN))
     return "\n".join(lines)

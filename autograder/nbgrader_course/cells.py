@@ -29,6 +29,7 @@ from pathlib import Path
 
 from autograder import i18n, tasks
 from autograder.i18n import N_, Nn_, _, counted
+from autograder.nbgrader_course import review
 from autograder.nbgrader_course.private import DEFAULT_DEADLINE_S, Private, PrivateFolderError, Settings
 from autograder.report import render
 from autograder.report.model import CheckResult, GradeReport, StepResult
@@ -100,10 +101,21 @@ def grade(step_id: str, private: str | None = None, folder: str | os.PathLike = 
             outcome = _grade_batch(submission, Path(private).resolve(), step.id, settings, language)
         report = outcome.report
         result = next((s for s in report.steps if s.step.id == step.id), None) if report else None
-        earned = float(min(max(result.earned, 0.0), step.points)) if result else 0.0
+        possible = review.grade_cell_points(step, public_only=private is None)
+        earned = float(min(max(review.grade_cell_earned(step, result), 0.0), possible)) if result else 0.0
         print(_feedback(step, report, result, earned, outcome.failure, public_only=private is None))
         _show_pictures(result.failed if result else ())
+        if review.has_review(step):
+            _show_review(step, result)
     return earned
+
+
+def _show_review(step: tasks.Step, result: StepResult | None) -> None:
+    """Display the review cell's payload (typed data for the course's SaveKitAutoGrades, and its text)."""
+    from IPython.display import display
+
+    data = review.payload(step, result)
+    display({review.MIME: data, "text/markdown": data["markdown"], "text/plain": data["markdown"]}, raw=True)
 
 
 def _show_pictures(failed: tuple[CheckResult, ...]) -> None:
@@ -206,7 +218,7 @@ def _feedback(
     public_only: bool,
 ) -> str:
     """The cell's output: its score line, then the step as the terminal shows it (``attnlab grade``)."""
-    possible = step.public_points if public_only else step.points
+    possible = review.grade_cell_points(step, public_only=public_only)
     head = counted(SCORE_LINE, possible).format(title=_(step.title), earned=f"{earned:g}", possible=f"{possible:g}")
     lines = [head + (_(PUBLIC_CHECKS) if public_only else "")]
     if failure:
@@ -217,5 +229,8 @@ def _feedback(
         lines.append(render.table(replace(report, submission=Path(report.submission).name, steps=(result,))))
     if public_only and step.hidden_points:
         lines.append(counted(HIDDEN_LATER, step.hidden_points).format(points=step.hidden_points))
+    if review.has_review(step):
+        points = tasks.review_points(step.id)
+        lines.append(counted(review.IN_REVIEW_CELL, points).format(points=f"{points:g}"))
     lines.append(_(HANDOUT_LINE).format(handout=tasks.handout_link(step, i18n.language())))
     return "\n".join(lines)

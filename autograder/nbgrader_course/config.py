@@ -21,11 +21,12 @@ try:
     from nbgrader.preprocessors import (
         AssignLatePenalties, CheckCellMetadata, ClearHiddenTests, ClearMarkScheme, ClearOutput, ClearSolutions,
         ComputeChecksums, DeduplicateIds, GetGrades, IgnorePattern, IncludeHeaderFooter, InstantiateTests,
-        LimitOutput, LockCells, OverwriteKernelspec, SaveAutoGrades, SaveCells,
+        LimitOutput, LockCells, OverwriteKernelspec, SaveCells,
     )
 
     from autograder.nbgrader_course.preprocessors import (
-        FeedbackClearHiddenTests, GuardedExecute, OnlyKitCode, OverwriteKitCells, StripSolutionFiles,
+        FeedbackClearHiddenTests, GuardedExecute, OnlyKitCode, OverwriteKitCells, SaveKitAutoGrades,
+        StripSolutionFiles,
     )
     from autograder.nbgrader_course.release import ReleaseCheck
 
@@ -59,8 +60,10 @@ try:
         ClearOutput, DeduplicateIds, OverwriteKernelspec, OverwriteKitCells, OnlyKitCode, CheckCellMetadata,
     ]
     # The kernel runs without the submission on sys.path; a dead kernel is an explicit 0 in the feedback.
+    # SaveKitAutoGrades: nbgrader's SaveAutoGrades; it also fills the timing step's review cell from the typed
+    # report and scores it, or leaves it for manual grading (0 until then) when a check waits for review.
     c.Autograde.autograde_preprocessors = [
-        GuardedExecute, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades, AssignLatePenalties,
+        GuardedExecute, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveKitAutoGrades, AssignLatePenalties,
         CheckCellMetadata,
     ]
     # Minimal tracebacks: an error in a grade cell does not print the cell's (hidden) source.

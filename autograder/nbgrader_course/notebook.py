@@ -1,10 +1,12 @@
 """The lab notebook (``assignments/lab07_attention/lab07_attention.ipynb``), built from this readable source.
 
 The notebook is nbgrader's *source* version: one locked grade cell per lab
-step (its points are the registry's), a short introduction per step linking
-the handout, cells that show the timing plots, and manually graded answer
+step (its points are the registry's, less a review cell's), a short introduction per step linking
+the handout, cells that show the timing plots, manually graded answer
 cells for the chapter's explanation questions, with model answers that
-nbgrader strips at release.
+nbgrader strips at release, and after the timing grade cell a manually graded
+task cell worth the device-specific points (:mod:`autograder.nbgrader_course.review`;
+the grade cell is worth the rest of the step).
 
 A grade cell never imports the student's modules: it calls
 :func:`autograder.nbgrader_course.cells.grade`, which runs the sandboxed
@@ -27,6 +29,7 @@ import nbformat
 from autograder import i18n, tasks
 from autograder.i18n import N_, Nn_, _, counted
 from autograder.kit import Kit
+from autograder.nbgrader_course import review
 
 NOTEBOOK = f"{tasks.LAB}.ipynb"
 REPO_PATH = Kit.source_tree().assignments / NOTEBOOK  # the committed notebook
@@ -107,9 +110,10 @@ INTROS: dict[str, str] = {
         "a query favours, "
         "an output shape, the weights of a single token, the first row of a causal mask, a "
         "KV-cache size): every entry starts "
-        "as `None`, and a plain literal is all you write. The grader compares your predictions "
-        "with the values the reference "
-        "computes and shows a value only once you have answered it."
+        "as `None`, and a plain literal is all you write. The public checks compare your predictions "
+        "with the values your own code computes; when your instructor grades, the hidden half of the "
+        "points compares them with the values the reference computes. A value is shown only once you "
+        "have answered it."
     ),
 }
 
@@ -192,7 +196,8 @@ def grade_cell_source(step: tasks.Step, private: str) -> str:
     """The code of a step's grade cell (in the active language); ``private`` is the instructor's private folder."""
     lang = i18n.language()
     call = f'grade("{step.id}", private)' if lang == i18n.SOURCE else f'grade("{step.id}", private, lang="{lang}")'
-    comment = counted(GRADE_COMMENT, step.points).format(title=_(step.title), points=f"{step.points:g}")
+    points = review.grade_cell_points(step)
+    comment = counted(GRADE_COMMENT, points).format(title=_(step.title), points=f"{points:g}")
     return f'''# {comment}
 from autograder.nbgrader_course.cells import grade
 
@@ -214,6 +219,21 @@ def _locked(grade_id: str, *, points: float | None = None) -> dict:
     }
     if points is not None:
         nbgrader["points"] = points
+    return {"deletable": False, "editable": False, "nbgrader": nbgrader}
+
+
+def _task(grade_id: str, points: float) -> dict:
+    """nbgrader's manually graded task cell (markdown, locked; nbgrader 0.9 takes a markdown cell that is graded
+    but not a solution only as a task)."""
+    nbgrader = {
+        "grade": False,
+        "grade_id": grade_id,
+        "locked": True,
+        "points": points,
+        "schema_version": 3,
+        "solution": False,
+        "task": True,
+    }
     return {"deletable": False, "editable": False, "nbgrader": nbgrader}
 
 
@@ -265,9 +285,18 @@ def _build(private: str) -> nbformat.NotebookNode:
             code(
                 grade_cell_source(step, private),
                 id=grade_id.replace("_", "-"),
-                metadata=_locked(grade_id, points=step.points),
+                metadata=_locked(grade_id, points=review.grade_cell_points(step)),
             )
         )
+        if review.has_review(step):
+            review_id = review.GRADE_ID.format(step=step.id)
+            cells.append(
+                md(
+                    review.before_grading(step),
+                    id=review_id.replace("_", "-"),
+                    metadata=_task(review_id, tasks.review_points(step.id)),
+                )
+            )
         for question in (q for q in QUESTIONS if q.after == step.id):
             prompt = counted(QUESTION, question.points).format(points=f"{question.points:g}", prompt=_(question.prompt))
             cells.append(md(prompt, id=f"{question.id}-question", metadata=_locked(f"question_{question.id}")))

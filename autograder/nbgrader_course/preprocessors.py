@@ -13,6 +13,10 @@
   (an IPython input transformer wrapping later cells in ``try/except: pass``
   would otherwise score full marks), and the kit cells get the kit's metadata
   back (a ``skip-execution`` tag would otherwise skip a grade cell: full marks).
+- :class:`SaveKitAutoGrades` (autograde): nbgrader's SaveAutoGrades, which also fills each review cell
+  (:mod:`autograder.nbgrader_course.review`) from the typed payload its step's grade cell displayed, and scores
+  it: automatically when no check waits for review, else left for manual grading (nbgrader's *needs manual
+  grade*, 0 until an instructor scores it).
 - :class:`FeedbackClearHiddenTests` (generate_feedback): nbgrader's
   ClearHiddenTests with the one option nbconvert's HTML exporter gives every
   preprocessor declared, so it no longer warns "Config option
@@ -42,10 +46,11 @@ from nbclient.exceptions import DeadKernelError
 from nbformat import NotebookNode
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.coursedir import CourseDirectory
-from nbgrader.preprocessors import ClearHiddenTests, Execute, NbGraderPreprocessor, OverwriteCells
+from nbgrader.preprocessors import ClearHiddenTests, Execute, NbGraderPreprocessor, OverwriteCells, SaveAutoGrades
 from traitlets import List
 
-from autograder.nbgrader_course import cells, notebook, release
+from autograder import tasks
+from autograder.nbgrader_course import cells, notebook, release, review
 
 # Runs ipykernel_launcher with the working directory taken off sys.path ("-c" puts "" first).
 ISOLATED_LAUNCH = (
@@ -149,6 +154,55 @@ class OnlyKitCode(NbGraderPreprocessor):
         if "id" in cell:
             markdown["id"] = cell["id"]
         return markdown
+
+
+class SaveKitAutoGrades(SaveAutoGrades):
+    """SaveAutoGrades that fills and scores the review cells from their grade cells' payloads.
+
+    A payload is read only from the display output of a kit grade cell (OnlyKitCode left no other code cell,
+    ClearOutput no older output); a review cell without one (its grade cell did not run) keeps its text and
+    scores 0. With a payload the cell shows the payload's text; it scores the payload's ``score`` (capped to the
+    cell's points) when no check waits for review, and no automatic score otherwise: nbgrader then marks it
+    *needs manual grade* and counts it 0 until an instructor scores it in formgrader.
+    """
+
+    def preprocess(self, nb: NotebookNode, resources: dict) -> tuple[NotebookNode, dict]:
+        found: dict[str, dict] = {}
+        for cell in nb.cells:
+            if cell.cell_type != "code" or not str(cell.metadata.get("nbgrader", {}).get("grade_id", "")).startswith(
+                notebook.GRADE_ID.format(step="")
+            ):
+                continue
+            for output in cell.get("outputs", []):
+                data = output.get("data", {}) if output.get("output_type") == "display_data" else {}
+                if isinstance(data.get(review.MIME), dict) and data[review.MIME].get("step") in tasks.BY_ID:
+                    found[data[review.MIME]["step"]] = data[review.MIME]
+        self._review_scores: dict[str, float | None] = {}
+        for cell in nb.cells:
+            grade_id = str(cell.metadata.get("nbgrader", {}).get("grade_id", ""))
+            step = grade_id.removeprefix(review.GRADE_ID.format(step=""))
+            if cell.cell_type != "markdown" or not grade_id.startswith(review.GRADE_ID.format(step="")):
+                continue
+            if step not in tasks.BY_ID or grade_id in self._review_scores:
+                continue
+            data = found.get(step)
+            points = float(cell.metadata["nbgrader"].get("points", 0))
+            if data is None:
+                self._review_scores[grade_id] = 0.0
+                continue
+            cell.source = str(data.get("markdown", cell.source))
+            score = data.get("score")
+            self._review_scores[grade_id] = None if score is None else min(max(float(score), 0.0), points)
+        return super().preprocess(nb, resources)
+
+    def preprocess_cell(self, cell: NotebookNode, resources: dict, cell_index: int) -> tuple[NotebookNode, dict]:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if grade_id in self._review_scores:
+            grade = self.gradebook.find_grade(grade_id, self.notebook_id, self.assignment_id, self.student_id)
+            grade.auto_score = self._review_scores[grade_id]
+            grade.needs_manual_grade = grade.manual_score is not None or grade.auto_score is None
+            self.gradebook.db.commit()
+        return super().preprocess_cell(cell, resources, cell_index)
 
 
 class FeedbackClearHiddenTests(ClearHiddenTests):

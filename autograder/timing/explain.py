@@ -77,11 +77,6 @@ NOT_MEASURED_HERE = N_(
     "the grading machine cannot measure on {device} (its sandbox has no usable CUDA device), "
     "so the report's times could not be re-measured and compared"
 )
-REMEASURE_OFF = N_(
-    "; the re-measurement runs your own function on this machine now, so it should land near your report. A report "
-    "made on a much faster or slower machine, or edited by hand, does not: run `attnlab "
-    "timing` again and submit its report"
-)
 NOTHING_TO_REVIEW = N_("nothing that needs a person's review (this check is worth 0 points; it only informs)")
 
 # -- the grader's own measurement (autograder.timing.verified) -------------------------------------------------
