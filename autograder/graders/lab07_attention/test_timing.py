@@ -677,6 +677,10 @@ def test_timing_functions(lab: Lab, measured: verified.Measurement) -> None:
         if finding.timer.endswith("slowed"):
             call = _(SLOWED).format(call=call, factor=verified.SLOW_FACTOR)
         factor = verified.SLOW_FACTOR if finding.kind == "not_slowed" else verified.AGREE_FACTOR
+        # time_decoding(use_cache=True) that never calls gpt_step is the cache left unused, whatever it reports.
+        unused = finding.kind == "calls" and finding.timer.startswith("decoding_") and timer.calls == 0
         Got(lab.step, call, timer.value).fail(
-            _(explain.NOT_MEASURING[finding.kind]).format(factor=f"{factor:g}"), _finding_text(finding)
+            _(explain.NOT_MEASURING[finding.kind]).format(factor=f"{factor:g}"),
+            _finding_text(finding),
+            "cache_unused" if unused else None,
         )
