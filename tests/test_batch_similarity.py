@@ -102,6 +102,22 @@ def test_a_copied_report_and_a_copied_prediction_set_are_flagged(tmp_path: Path,
     assert records.read(tmp_path / "out", "ann").review == results[0].review
 
 
+def _options(root: Path, out: Path, **how: Any) -> batch.BatchOptions:
+    """The batch of ``root`` into ``out``, softmax only, with ``how`` (``workers`` or ``dask``)."""
+    return batch.BatchOptions(
+        submissions=root,
+        csv=out / "grades.csv",
+        out=out / "graded",
+        hidden=kit.HIDDEN,
+        reference=kit.SOLUTIONS,
+        secret="similarity-test",
+        given=kit.SOLUTIONS,
+        steps=("softmax",),
+        progress=False,
+        **how,
+    )
+
+
 def test_grade_batch_flags_the_copies_in_the_rows_and_the_summary(tmp_path: Path) -> None:
     root = tmp_path / "submissions"
     _hand_in(root, "ann", 1, COPIED)
@@ -109,20 +125,7 @@ def test_grade_batch_flags_the_copies_in_the_rows_and_the_summary(tmp_path: Path
     _hand_in(root, "cy", 3)
     out = tmp_path / "out"
     try:
-        done = batch.run(
-            batch.BatchOptions(
-                submissions=root,
-                csv=out / "grades.csv",
-                out=out / "graded",
-                hidden=kit.HIDDEN,
-                reference=kit.SOLUTIONS,
-                secret="similarity-test",
-                given=kit.SOLUTIONS,
-                steps=("softmax",),
-                workers=2,
-                progress=False,
-            )
-        )
+        done = batch.run(_options(root, out, workers=2))
     finally:
         client.stop(warm_job.HANDLER)
     with (out / "grades.csv").open(newline="", encoding="utf-8") as handle:
@@ -172,20 +175,7 @@ def test_grade_batch_on_a_dask_cluster_flags_the_copies(tmp_path: Path) -> None:
     root = _copies(tmp_path / "submissions")
     out = tmp_path / "out"
     with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=True, dashboard_address=None) as dask:
-        batch.run(
-            batch.BatchOptions(
-                submissions=root,
-                csv=out / "grades.csv",
-                out=out / "graded",
-                hidden=kit.HIDDEN,
-                reference=kit.SOLUTIONS,
-                secret="similarity-test",
-                given=kit.SOLUTIONS,
-                steps=("softmax",),
-                dask=dask.scheduler_address,
-                progress=False,
-            )
-        )
+        batch.run(_options(root, out, dask=dask.scheduler_address))
     _assert_flagged(out / "grades.csv", out / "graded")
 
 
