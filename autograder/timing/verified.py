@@ -452,6 +452,10 @@ def timer_findings(measurement: Measurement) -> list[Finding]:
         theirs = seconds["attention"] / seconds["attention_small"]
         ours = grader["attention"] / grader["attention_small"]
         low = max(ours**0.5, 1.5)  # at least half the grader's growth on log axes: a timer that ignores n gives 1
-        if not low <= theirs <= ours * 3:  # the grader saw the larger n take ``ours`` times as long
-            findings.append(Finding("ignores_n", "attention", theirs, low, ours * 3, ours))
+        # The grader saw the larger n take ``ours`` times as long. Only too little growth is a timer that ignores
+        # n: more growth than the grader's was seen from the reference's own timer (25x against 2.2x, reproduced
+        # over three attempts on a loaded 2-core machine), and each size's time is already held to the grader's
+        # within AGREE_FACTOR above.
+        if theirs < low:
+            findings.append(Finding("ignores_n", "attention", theirs, low, math.inf, ours))
     return findings
