@@ -123,19 +123,18 @@ def submissions(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def options(submissions: Path, out: Path, **more: object) -> batch.BatchOptions:
-    return batch.BatchOptions(
-        submissions=submissions,
-        csv=out / "grades.csv",
-        out=out / "graded",
-        hidden=kit.HIDDEN,
-        reference=kit.SOLUTIONS,
-        secret=SECRET,
-        given=kit.SOLUTIONS,
-        steps=STEPS,
-        workers=2,
-        progress=False,
-        **more,
-    )
+    """The batch of ``submissions`` into ``out`` (CSV and pages) with this module's defaults; ``more`` adds to or
+    replaces them."""
+    defaults: dict[str, object] = {
+        "hidden": kit.HIDDEN,
+        "reference": kit.SOLUTIONS,
+        "secret": SECRET,
+        "given": kit.SOLUTIONS,
+        "steps": STEPS,
+        "workers": 2,
+        "progress": False,
+    }
+    return batch.BatchOptions(submissions=submissions, csv=out / "grades.csv", out=out / "graded", **(defaults | more))
 
 
 def rows(path: Path) -> dict[str, dict[str, str]]:

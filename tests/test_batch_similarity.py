@@ -20,6 +20,13 @@ from autograder.batch.job import Result
 from autograder.warm import client
 from autograder.warm import job as warm_job
 from tests import kit
+from tests.test_batch import options
+
+
+def _options(root: Path, out: Path, **how: object) -> batch.BatchOptions:
+    """The batch of ``root`` into ``out``, softmax only (``how``: the Dask scheduler, for one)."""
+    return options(root, out, secret="similarity-test", steps=("softmax",), **how)
+
 
 LAB = "lab07_attention"
 REPORT = kit.SOLUTIONS / "reports" / "timing.json"
@@ -102,22 +109,6 @@ def test_a_copied_report_and_a_copied_prediction_set_are_flagged(tmp_path: Path,
     assert records.read(tmp_path / "out", "ann").review == results[0].review
 
 
-def _options(root: Path, out: Path, **how: Any) -> batch.BatchOptions:
-    """The batch of ``root`` into ``out``, softmax only, with ``how`` (``workers`` or ``dask``)."""
-    return batch.BatchOptions(
-        submissions=root,
-        csv=out / "grades.csv",
-        out=out / "graded",
-        hidden=kit.HIDDEN,
-        reference=kit.SOLUTIONS,
-        secret="similarity-test",
-        given=kit.SOLUTIONS,
-        steps=("softmax",),
-        progress=False,
-        **how,
-    )
-
-
 def test_grade_batch_flags_the_copies_in_the_rows_and_the_summary(tmp_path: Path) -> None:
     root = tmp_path / "submissions"
     _hand_in(root, "ann", 1, COPIED)
@@ -125,7 +116,7 @@ def test_grade_batch_flags_the_copies_in_the_rows_and_the_summary(tmp_path: Path
     _hand_in(root, "cy", 3)
     out = tmp_path / "out"
     try:
-        done = batch.run(_options(root, out, workers=2))
+        done = batch.run(_options(root, out))
     finally:
         client.stop(warm_job.HANDLER)
     with (out / "grades.csv").open(newline="", encoding="utf-8") as handle:
