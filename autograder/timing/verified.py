@@ -9,7 +9,7 @@ child's keeper (:meth:`~autograder.sandbox.client.Sandbox.child_cpu_ns`: the
 CPU time of the student process, its threads and every process it started,
 from the kernel's accounting), the difference bounded by the grader's own
 :func:`time.perf_counter` around the request (never more than the grader saw),
-the cost of an empty request subtracted from both, the fastest of a few repeats
+an empty request's CPU time subtracted, the fastest of a few repeats
 kept (another process only ever adds time). Where the keeper cannot tell (off
 Linux) the wall clock alone counts. Every timed call's result is compared with
 the reference on the same inputs, and each call gets inputs no earlier call
@@ -176,9 +176,9 @@ def _timed(sandbox: Sandbox, name: str, *args: Any, reaches: str = "") -> tuple[
 
 
 def _cpu_seconds(spent: Spent, trip: Spent) -> float:
-    """The seconds of one timed request: the keeper's count of the child's CPU seconds, never more than the
-    grader's own clock saw (its wall time), each less an empty request's; the wall time where the keeper cannot
-    tell. What the child's probe returned is not used."""
+    """The seconds of one timed request: the keeper's count of the child's CPU seconds less an empty request's,
+    never more than the grader's own clock saw (its whole wall time); the wall time where the keeper cannot tell.
+    What the child's probe returned is not used."""
     bound = max(spent.wall, MIN_SECONDS)  # not less the round trip: under load an empty request can take longer
     if spent.cpu is None:
         return bound
