@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from autograder import grader_fixtures, intake, lanes, messages, pristine, stubbed, submission, tasks, untouched
+from autograder import grader_fixtures, intake, lanes, messages, oracle, pristine, stubbed, submission, tasks, untouched
 from autograder.checking import CheckFailed, Lab, NeedsReview
 from autograder.checklist import MARKERS, points_of, step_of, title_of
 from autograder.evidence import RECORDER
@@ -106,6 +106,7 @@ class GradingPlugin:
         self.results: dict[str, CheckResult] = {}
         self.order: list[str] = []
         self._reference: Reference | None = None
+        self._oracle: oracle.Oracle | None = None
         self._sandboxes: dict[str, Sandbox] = {}
         self.hangs = Hangs()  # shared by every step: a function that hung is not called again
         self._hidden_files: dict[str, bool] = {}
@@ -195,6 +196,9 @@ class GradingPlugin:
         for sandbox in self._sandboxes.values():
             sandbox.close()
         self._sandboxes.clear()
+        if self._oracle is not None:
+            self._oracle.close()
+            self._oracle = None
 
     def pytest_sessionfinish(self) -> None:
         self.close_sandboxes()
@@ -206,6 +210,19 @@ class GradingPlugin:
                 raise GradingError("the hidden graders need the reference solution; pass --reference")
             self._reference = Reference(self.options.reference, tasks.modules_present(self.options.reference))
         return self._reference
+
+    def oracle(self) -> oracle.Oracle:
+        """The checks' trusted torch side (:mod:`autograder.oracle`): a sandbox child of its own holding the
+        reference in the namespaces layer, this process elsewhere."""
+        if self._oracle is None:
+            reference = self.options.reference
+            if oracle.boxed(self.level):
+                self._oracle = oracle.BoxedOracle(
+                    Path(reference) if reference is not None else None, self.options.limits, self.level, self.cpus()
+                )
+            else:
+                self._oracle = oracle.InProcessOracle(self.ref() if reference is not None else None)
+        return self._oracle
 
     def rng(self, request: pytest.FixtureRequest) -> np.random.Generator:
         """Hidden inputs for this check: the submission's seed and the check's own name."""
@@ -441,8 +458,9 @@ def _grade_copy(options: GradeOptions, level: Level, taken: intake.TakenIn, star
     # the children's numpy (and torch) load while pytest collects; numpy-only steps fork from a server without torch
     numpy_children = not mentions_torch(taken.folder)
     child_torch = [tasks.step(s).child_uses_torch for s in running]
+    oracle_torch = oracle.boxed(level) and any(tasks.step(s).grader_uses_torch for s in running)
     if running:
-        torch = any(child_torch) or not numpy_children
+        torch = any(child_torch) or not numpy_children or oracle_torch
         prestart(torch=torch, level=level, numpy=numpy_children and not all(child_torch))
     split = lanes.plan(running)
     copy = replace(options, submission=taken.folder, left_out=taken.ignored, search=False, given=None)
@@ -536,7 +554,8 @@ def _run_graders(
     """
     options = replace(options, steps=selected)
     skipped = {step: names for step, names in (skipped or {}).items() if step in selected}
-    _preload_torch(tuple(step for step in selected if step not in skipped))
+    if not oracle.boxed(level):  # else the checks' torch runs in the oracle's child (autograder.oracle)
+        _preload_torch(tuple(step for step in selected if step not in skipped))
     plugin = GradingPlugin(options, level, cpus, skipped)
     paths = _grader_paths(options)
     args = [

@@ -1,4 +1,4 @@
-"""The fixtures every grader file uses (``lab``, ``ref``, ``rng``), served by the engine's plugin of this run.
+"""The fixtures grader files use (``lab``, ``ref``, ``oracle``, ``rng``), served by the engine's plugin of this run.
 
 Plain module-level fixtures: pytest deprecates fixtures defined as methods of a plugin instance (pytest 9 warns,
 pytest 10 refuses them). Each asks the run's :class:`autograder.engine.GradingPlugin`, which the plugin puts in
@@ -24,6 +24,13 @@ def lab(request: pytest.FixtureRequest) -> Any:
 def ref(request: pytest.FixtureRequest) -> Any:
     """The reference solution (hidden graders only; never shipped to students)."""
     return request.config.stash[PLUGIN].ref()
+
+
+@pytest.fixture(scope="session")
+def oracle(request: pytest.FixtureRequest) -> Any:
+    """The checks' trusted torch side (:mod:`autograder.oracle`): torch's SDPA and autograd, the reference's torch
+    modules (those with a reference only)."""
+    return request.config.stash[PLUGIN].oracle()
 
 
 @pytest.fixture

@@ -45,14 +45,15 @@ class Step:
     points: float  # public + hidden
     hidden_points: float  # of which only the instructor's graders award
     functions: tuple[str, ...]
-    torch: bool = False  # the step's modules use PyTorch (the grader's reference imports it too)
+    torch: bool = False  # the step's modules use PyTorch (the reference's too)
     measures_time: bool = False  # its checks time student code: graded on a CPU no other step's work shares
-    grader_torch: bool | None = None  # its checks use torch in the grader's own process (None: as ``torch``)
+    grader_torch: bool | None = None  # its checks use torch (on autograder.oracle; None: as ``torch``)
     child_torch: bool | None = None  # its sandbox children may load torch modules (None: as ``torch``)
 
     @property
     def grader_uses_torch(self) -> bool:
-        """Whether grading this step imports torch in the grader (its reference, hidden checks or diagnoses)."""
+        """Whether this step's checks compute with torch (its reference, hidden checks or diagnoses): in the oracle's
+        child of the torch fork server in the namespaces layer, in the grader elsewhere (:mod:`autograder.oracle`)."""
         return self.torch if self.grader_torch is None else self.grader_torch
 
     @property
@@ -111,7 +112,7 @@ STEPS: tuple[Step, ...] = (
         10,
         3,
         ("attention_backward", "central_difference"),
-        grader_torch=True,  # the hidden checks compare with torch autograd
+        grader_torch=True,  # the hidden checks compare with torch autograd (on the oracle)
     ),
     Step(
         "costs",

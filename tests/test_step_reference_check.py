@@ -13,6 +13,7 @@ from autograder.reference import Reference
 from autograder.sandbox.client import Sandbox
 from tests import kit
 from tests.kit import Variant
+from tests.oracles import oracle  # noqa: F401  (the fixture: both trusted torch sides)
 
 STEP = "reference_check"
 MASK_LINE = "attn_mask = None if mask is None else torch.as_tensor(np.asarray(mask, dtype=bool))"
@@ -94,15 +95,18 @@ def test_shift_probe_follows_an_alias_and_restores_attention(tmp_path: Path) -> 
     assert after < 1e-5  # the student's own attention is back
 
 
-def test_torch_side_helpers() -> None:
+def test_torch_side_helpers(oracle) -> None:  # noqa: F811
+    """The trusted SDPA helpers give the same answers on either oracle (``oracle``: tests/test_oracle.py)."""
     rng = np.random.default_rng(1)
     Q, K, V = (rng.normal(size=(2, 3, 5, 4)).astype(np.float32) for _ in range(3))
     mask = np.tril(np.ones((5, 5), dtype=bool))
     ours = Reference(kit.SOLUTIONS, tasks.MODULES).scaling.attention(Q, K, V, mask)[0]
-    assert np.max(np.abs(ours - torch_side.sdpa(Q, K, V, mask))) < 1e-6
-    assert torch_side.runs_alone("math", Q[0, 0], K[0, 0], V[0, 0])
-    assert not torch_side.runs_alone("flash", Q[0, 0], K[0, 0], V[0, 0])  # the CPU flash kernel wants 4-d inputs
-    assert torch_side.runs_alone("math", Q, K, V, mask) and not torch_side.runs_alone("warp", Q, K, V)
-    wrong = torch_side.compare_variants(ours, Q, K, V, mask)
+    assert np.max(np.abs(ours - torch_side.sdpa(oracle, Q, K, V, mask))) < 1e-6
+    assert torch_side.runs_alone(oracle, "math", Q[0, 0], K[0, 0], V[0, 0], None)
+    assert not torch_side.runs_alone(oracle, "flash", Q[0, 0], K[0, 0], V[0, 0], None)  # CPU flash wants 4-d inputs
+    assert torch_side.runs_alone(oracle, "math", Q, K, V, mask) and not torch_side.runs_alone(
+        oracle, "warp", Q, K, V, None
+    )
+    wrong = torch_side.compare_variants(oracle, ours, Q, K, V, mask)
     assert wrong["sdpa_float_mask"] > 0.01 and wrong["compare_mean_not_max"] < 1e-6
-    assert "sdpa_float_mask" not in torch_side.compare_variants(ours, Q, K, V)
+    assert "sdpa_float_mask" not in torch_side.compare_variants(oracle, ours, Q, K, V)

@@ -7,9 +7,11 @@ turns out wrong costs only time: the engine starts whatever server its submissio
 module uses torch gets the torch one), and the servers that are not used end with the grader. The servers see
 no submission: each child they fork is confined and gets its own copy later, as before.
 
-For one or a few steps that do not measure time and whose checks use torch in the grader (``kv_cache``), torch is
-imported here too, on a thread: the grader's checks wait for it. Never where a timing lane may be forked (a fork
-needs a process without threads, :mod:`autograder.lanes`).
+The checks' own torch (:mod:`autograder.oracle`) runs in a child of the torch fork server in the namespaces layer,
+so a step whose checks use torch starts that server here even when its children need none (``gradients``).
+Elsewhere, for one or a few steps that do not measure time and whose checks use torch, the grader's torch is
+imported here, on a thread: the grader's checks wait for it. Never where a timing lane may be forked (a fork needs
+a process without threads, :mod:`autograder.lanes`).
 
 The steps whose modules are the released stubs (:mod:`autograder.pristine`, read from the hand-in the command
 names, without following a link) need no server: the engine reports them without running their checks, so a
@@ -24,7 +26,7 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
-from autograder import pristine, tasks
+from autograder import oracle, pristine, tasks
 
 ENV_SWITCH = "ATTNLAB_EARLY"  # "0": start nothing before the engine does
 # Where the lab folder is when none is given, from the current folder: the lab folder itself, the student bundle
@@ -86,16 +88,17 @@ def start(argv: Sequence[str]) -> None:
     from autograder.sandbox import isolation, zygote  # as client.prestart, without its numpy import (0.2 s)
 
     child_torch = [step.child_uses_torch for step in selected]
+    checks_torch = any(step.grader_uses_torch for step in selected)
     try:
         level = isolation.choose()
         if not all(child_torch):
             zygote.shared(level, torch=False)
-        if any(child_torch):
+        if any(child_torch) or (checks_torch and oracle.boxed(level)):
             zygote.shared(level, torch=True)
     except Exception:  # a guess only: the engine chooses the layer, starts its servers and reports for itself
         return
     single = steps is not None and not any(step.measures_time for step in selected)
-    if single and any(step.grader_uses_torch for step in selected):
+    if single and checks_torch and not oracle.boxed(level):
         threading.Thread(target=_import_torch, name="attnlab-torch-preload", daemon=True).start()
 
 

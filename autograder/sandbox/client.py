@@ -147,7 +147,8 @@ class Sandbox:
         header = {"kind": "call", "module": module, "function": function}
         return self._run(f"{module}.{function}", module, header, args, kwargs)
 
-    def run_probe(self, name: str, module: str, *args: Any, **kwargs: Any) -> out.Outcome:
+    def run_probe(self, name: str, module: str | None, *args: Any, **kwargs: Any) -> out.Outcome:
+        """The outcome of probe ``name`` after ``module`` is imported (None: a probe that imports what it needs)."""
         return self._run(f"probe.{name}", module, {"kind": "probe", "probe": name}, args, kwargs)
 
     def child_cpu_ns(self) -> int | None:
@@ -170,7 +171,7 @@ class Sandbox:
         self.close()
 
     # -- one call ---------------------------------------------------------
-    def _run(self, key: str, module: str, header: dict, args: tuple, kwargs: dict) -> out.Outcome:
+    def _run(self, key: str, module: str | None, header: dict, args: tuple, kwargs: dict) -> out.Outcome:
         if key in self.hangs.called:
             return self.hangs.called[key]
         if self.spent_s >= self.limits.step_budget_s:
@@ -178,7 +179,7 @@ class Sandbox:
         if not self.torch and any(isinstance(a, AsTorch) for a in (*args, *kwargs.values())):
             self.torch = True  # torch loads before student code: the next child imports it first
             self._stop()
-        failed = self._ensure_imported(module)
+        failed = self._ensure_imported(module) if module is not None else None
         if failed is not None:
             return failed
         outcome = self._timed(header, args, kwargs, self.limits.call_timeout_s)

@@ -1,4 +1,4 @@
-"""Hidden checks of step 10, gradients: fresh random heads against torch autograd, run here in the grader."""
+"""Hidden checks of step 10, gradients: fresh random heads against torch autograd, run on the grader's trusted side."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import pytest
 from autograder.checking import Lab, expect_close, with_inputs
 from autograder.diagnose.gradients import attention_backward_variants, central_difference_variants
 from autograder.i18n import N_, _
+from autograder.oracle import Oracle
 from autograder.sandbox.probes.gradients import head_loss, smooth_function, smooth_gradient
 
 pytestmark = pytest.mark.step("gradients")
@@ -25,22 +26,13 @@ def _head(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray,
     )
 
 
-def _autograd(Q: np.ndarray, K: np.ndarray, V: np.ndarray, dO: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """dQ, dK, dV from torch autograd in float64 (trusted: the grader's own process).
-
-    The gradients of the scalar L = sum(O * dO), which are those of O for the upstream gradient dO: a
-    backward from a scalar, because torch's first backward with a given gradient imports sympy (0.8 s).
-    """
-    import torch
-
-    q, k, v = (torch.tensor(a, dtype=torch.float64, requires_grad=True) for a in (Q, K, V))
-    weights = torch.softmax(q @ k.T / np.sqrt(Q.shape[-1]), dim=-1)
-    ((weights @ v) * torch.tensor(dO, dtype=torch.float64)).sum().backward()
-    return q.grad.numpy(), k.grad.numpy(), v.grad.numpy()
+def _autograd(oracle: Oracle, Q: np.ndarray, K: np.ndarray, V: np.ndarray, dO: np.ndarray) -> tuple[np.ndarray, ...]:
+    """dQ, dK, dV from torch autograd in float64, on the grader's trusted torch side (never the student's child)."""
+    return tuple(np.asarray(part, dtype=float) for part in oracle.probe("oracle_head_gradients", Q, K, V, dO))
 
 
 @pytest.mark.points(1.5)
-def test_random_head_against_autograd(lab: Lab, ref, rng: np.random.Generator) -> None:
+def test_random_head_against_autograd(lab: Lab, ref, oracle: Oracle, rng: np.random.Generator) -> None:
     """attention_backward on a random head (n_q, n_k, d_k, d_v drawn apart) agrees with torch autograd"""
     Q, K, V, dO = _head(rng)
     got = lab.call(
@@ -54,12 +46,12 @@ def test_random_head_against_autograd(lab: Lab, ref, rng: np.random.Generator) -
         ),
     )
     wrong = attention_backward_variants(ref, Q, K, V, dO)
-    for index, (part, expected) in enumerate(zip(got.parts("dQ", "dK", "dV"), _autograd(Q, K, V, dO))):
+    for index, (part, expected) in enumerate(zip(got.parts("dQ", "dK", "dV"), _autograd(oracle, Q, K, V, dO))):
         expect_close(part, expected, wrong={k: v[index] for k, v in wrong.items()}, atol=GRAD_ATOL)
 
 
 @pytest.mark.points(1)
-def test_random_gradcheck(lab: Lab, rng: np.random.Generator) -> None:
+def test_random_gradcheck(lab: Lab, oracle: Oracle, rng: np.random.Generator) -> None:
     """central_difference of L = sum(O * dO) on a random head agrees with torch autograd"""
     Q, K, V, dO = _head(rng)
     got = lab.probe(
@@ -75,7 +67,7 @@ def test_random_gradcheck(lab: Lab, rng: np.random.Generator) -> None:
         ),
     )
     for index, (part, expected, point) in enumerate(
-        zip(got.parts("dQ", "dK", "dV"), _autograd(Q, K, V, dO), (Q, K, V))
+        zip(got.parts("dQ", "dK", "dV"), _autograd(oracle, Q, K, V, dO), (Q, K, V))
     ):
         wrong = central_difference_variants(head_loss(Q, K, V, dO, "QKV"[index]), point, 1e-6)
         expect_close(part, expected, wrong=wrong, rtol=0, atol=2e-6)

@@ -9,6 +9,7 @@ from autograder.checking import Lab, expect_that, with_inputs
 from autograder.checks.kv_cache import AFTERWARDS, APPENDS, DECODE, expect_appends, expect_decoded, expect_incremental
 from autograder.diagnose.kv_cache import decode_variants, incremental_variants, kv_cache_bytes_variants
 from autograder.i18n import _, ngettext
+from autograder.oracle import Oracle
 from autograder.sandbox.protocol import AsTorch
 
 pytestmark = pytest.mark.step("kv_cache")
@@ -88,7 +89,7 @@ def test_random_decode_step(lab: Lab, ref, rng: np.random.Generator) -> None:
 
 
 @pytest.mark.points(1)
-def test_random_cache_bytes(lab: Lab, ref, rng: np.random.Generator) -> None:
+def test_random_cache_bytes(lab: Lab, oracle: Oracle, rng: np.random.Generator) -> None:
     """kv_cache_bytes for random model sizes, precisions and batches, compared with the reference"""
     n_layers, n_kv_heads = int(rng.integers(1, 97)), int(rng.choice([1, 2, 4, 8, 16, 32, 64]))
     d_head, n_tokens = int(rng.choice([64, 80, 96, 128, 256])), int(rng.integers(1, 300_000))
@@ -99,7 +100,7 @@ def test_random_cache_bytes(lab: Lab, ref, rng: np.random.Generator) -> None:
         f"bytes_per_value={bytes_per_value}, batch={batch})"
     )
     got = lab.call("kv_cache_bytes", *args, bytes_per_value=bytes_per_value, batch=batch, text=text)
-    expected = ref.kv_cache.kv_cache_bytes(*args, bytes_per_value=bytes_per_value, batch=batch)
+    expected = int(oracle.call("kv_cache", "kv_cache_bytes", *args, bytes_per_value=bytes_per_value, batch=batch))
     value = got.number()
     expect_that(
         got,

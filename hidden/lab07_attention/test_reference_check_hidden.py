@@ -9,6 +9,7 @@ from autograder import messages
 from autograder.checking import Lab
 from autograder.checks.reference_check import agrees_with_torch, names_a_kernel, reports_known_error
 from autograder.i18n import _
+from autograder.oracle import Oracle
 
 pytestmark = pytest.mark.step("reference_check")
 
@@ -36,14 +37,14 @@ def _described(Q: np.ndarray, K: np.ndarray, V: np.ndarray, mask: np.ndarray | N
 
 
 @pytest.mark.points(1)
-def test_random_heads(lab: Lab, rng: np.random.Generator) -> None:
+def test_random_heads(lab: Lab, oracle: Oracle, rng: np.random.Generator) -> None:
     """A random head: the reported difference is the grader's own, below 1e-5, and the kernel is named"""
     Q, K, V, mask = _head(rng)
-    names_a_kernel(agrees_with_torch(lab, Q, K, V, mask, _described(Q, K, V, mask)), Q, K, V, mask)
+    names_a_kernel(oracle, agrees_with_torch(lab, oracle, Q, K, V, mask, _described(Q, K, V, mask)), Q, K, V, mask)
 
 
 @pytest.mark.points(1)
-def test_random_known_error(lab: Lab, rng: np.random.Generator) -> None:
+def test_random_known_error(lab: Lab, oracle: Oracle, rng: np.random.Generator) -> None:
     """With an attention that is off by a random amount at a random entry, the reported difference is that amount"""
     Q, K, V, mask = _head(rng)
     shift = np.zeros(Q.shape[:-1] + V.shape[-1:])
@@ -59,4 +60,4 @@ def test_random_known_error(lab: Lab, rng: np.random.Generator) -> None:
         inputs=_described(Q, K, V, mask),
         shift=_("{first} and {second}").format(first=added[0], second=added[1]) if len(added) == 2 else added[0],
     )
-    reports_known_error(lab, Q, K, V, mask, shift, text)
+    reports_known_error(lab, oracle, Q, K, V, mask, shift, text)

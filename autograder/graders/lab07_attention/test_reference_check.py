@@ -1,7 +1,7 @@
 """Public checks of step 8, the check against PyTorch: the difference reported is the real one, and the kernel is named.
 
-The grader computes ``scaled_dot_product_attention`` itself, in this process,
-on the inputs it sends, and compares it with the student's ``attention`` output
+The grader computes ``scaled_dot_product_attention`` itself, on its trusted
+torch side (the ``oracle`` fixture), on the inputs it sends, and compares it with the student's ``attention`` output
 (fetched through the sandbox): ``compare_with_torch`` must report that
 difference. To see that the number is computed rather than typed, one check
 runs it while ``attention`` is off by a known amount.
@@ -16,6 +16,7 @@ from autograder import messages
 from autograder.checking import Lab, with_inputs
 from autograder.checks.reference_check import agrees_with_torch, names_a_kernel, reports_known_error
 from autograder.i18n import N_, _
+from autograder.oracle import Oracle
 
 pytestmark = pytest.mark.step("reference_check")
 
@@ -47,20 +48,20 @@ DESCRIBE = {  # the inputs in words, translated where they are shown
 
 @pytest.mark.points(0.5)
 @pytest.mark.parametrize("name", ["2d", "4d"])
-def test_agrees_without_mask(lab: Lab, name: str) -> None:
+def test_agrees_without_mask(lab: Lab, oracle: Oracle, name: str) -> None:
     """Without a mask: the reported difference is the grader's own, and below 1e-5"""
-    agrees_with_torch(lab, *INPUTS[name], _(DESCRIBE[name]))
+    agrees_with_torch(lab, oracle, *INPUTS[name], _(DESCRIBE[name]))
 
 
 @pytest.mark.points(0.5)
 @pytest.mark.parametrize("name", ["causal_4d", "causal_offset"])
-def test_agrees_with_causal_mask(lab: Lab, name: str) -> None:
+def test_agrees_with_causal_mask(lab: Lab, oracle: Oracle, name: str) -> None:
     """With a causal bool mask (True = may attend): the reported difference is the grader's own, and below 1e-5"""
-    agrees_with_torch(lab, *INPUTS[name], _(DESCRIBE[name]))
+    agrees_with_torch(lab, oracle, *INPUTS[name], _(DESCRIBE[name]))
 
 
 @pytest.mark.points(1.5)
-def test_reports_the_real_difference(lab: Lab) -> None:
+def test_reports_the_real_difference(lab: Lab, oracle: Oracle) -> None:
     """With an attention that is off by 0.25 at one entry, compare_with_torch reports 0.25"""
     Q, K, V, mask = INPUTS["shifted"]
     shift = np.zeros(Q.shape[:-1] + V.shape[-1:])
@@ -73,11 +74,11 @@ def test_reports_the_real_difference(lab: Lab) -> None:
             second=_(messages.AT_ENTRY).format(value="-0.125", where="[0, 0, 0]"),
         ),
     )
-    reports_known_error(lab, Q, K, V, mask, shift, text)
+    reports_known_error(lab, oracle, Q, K, V, mask, shift, text)
 
 
 @pytest.mark.points(0.5)
-def test_backend_named(lab: Lab) -> None:
+def test_backend_named(lab: Lab, oracle: Oracle) -> None:
     """The backend names a kernel that can run the inputs (on CPU: "flash" or "math" for 4-d, "math" for 2-d)"""
     for name in ("2d", "4d", "causal_4d"):
         Q, K, V, mask = INPUTS[name]
@@ -89,4 +90,4 @@ def test_backend_named(lab: Lab) -> None:
             mask,
             text=with_inputs("compare_with_torch(Q, K, V, mask)", _(DESCRIBE[name])),
         )
-        names_a_kernel(got.parts("max_abs_diff", "backend")[1], Q, K, V, mask)
+        names_a_kernel(oracle, got.parts("max_abs_diff", "backend")[1], Q, K, V, mask)
