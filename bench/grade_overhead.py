@@ -47,9 +47,10 @@ STEP_MARGIN_S = 1.5
 
 
 # What --without-speedups turns off, to measure before and after in one alternating run: this round's (issue 23)
-# report of untouched steps without running their checks (autograder/pristine.py). The round before's, the early
-# start of the fork servers (ATTNLAB_EARLY=0) and the remembered bubblewrap probe (ATTNLAB_PROBE_CACHE=0), stay on.
-WITHOUT_SPEEDUPS = {"ATTNLAB_SKIP_UNTOUCHED": "0"}
+# report of untouched steps without running their checks (autograder/pristine.py) and the checks' torch in a child
+# of the torch fork server instead of the grader (autograder/oracle.py). The round before's, the early start of the
+# fork servers (ATTNLAB_EARLY=0) and the remembered bubblewrap probe (ATTNLAB_PROBE_CACHE=0), stay on.
+WITHOUT_SPEEDUPS = {"ATTNLAB_SKIP_UNTOUCHED": "0", "ATTNLAB_ORACLE": "grader"}
 
 
 def wall(command: list[str], cwd: Path = ROOT, env: dict[str, str] | None = None) -> float:
