@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
+from autograder import i18n, pristine
 from tests import conftest, kit, scheduling, shared
 
 
@@ -51,6 +53,27 @@ def test_a_failed_build_is_retried_by_the_next_worker(tmp_path: Path, monkeypatc
         shared.once(Factory(tmp_path, "gw0"), "thing", broken, str, str)
     listing = shared.once(Factory(tmp_path, "gw1"), "thing", lambda folder: str(sorted(folder.iterdir())), str, str)
     assert listing == "[]", "the next worker builds in an empty folder"
+
+
+@pytest.mark.parametrize("worker", ["gw0", None])
+def test_a_shared_value_is_built_under_the_default_grading_variables(
+    worker: str | None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in shared.GRADING_VARIABLES:  # as a test of the building worker may have left them
+        monkeypatch.setenv(name, "0")
+    monkeypatch.setenv(i18n.ENV_LANG, "tr")
+    if worker:
+        monkeypatch.setenv("PYTEST_XDIST_WORKER", worker)
+    else:
+        monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
+
+    def make(folder: Path) -> list:
+        return [pristine.enabled(), i18n.language(), sorted(set(shared.GRADING_VARIABLES) & set(os.environ))]
+
+    with i18n.using("tr"):
+        assert shared.once(Factory(tmp_path, worker or "main"), "thing", make, repr, eval) == [True, "en", []]
+        assert i18n.language() == "tr"
+    assert os.environ[pristine.ENV_SWITCH] == "0" and os.environ[i18n.ENV_LANG] == "tr"  # restored after the build
 
 
 def test_without_xdist_each_call_builds_in_its_own_folder(tmp_path: Path, monkeypatch) -> None:
