@@ -88,7 +88,7 @@ import json, sys
 from autograder import engine
 from autograder.sandbox.client import Limits
 report = engine.grade(engine.GradeOptions(
-    submission=sys.argv[1], hidden=sys.argv[2], reference=sys.argv[1], seed=7, steps=tuple(sys.argv[3].split(",")),
+    submission=sys.argv[1], hidden=sys.argv[2], reference=sys.argv[1], seed=7,
 ))
 print(json.dumps({"score": report.earned, "max": report.possible, "isolation": report.isolation,
                   "torch": "torch" in sys.modules}))
@@ -98,11 +98,11 @@ print(json.dumps({"score": report.earned, "max": report.possible, "isolation": r
 @needs_namespaces
 @pytest.mark.parametrize("switch", ["box", "grader"])
 def test_a_grade_in_namespaces_leaves_torch_out_of_the_grader(switch: str) -> None:
-    """The torch steps' checks (reference, SDPA, autograd) graded in a fresh process: full marks either way, and
-    with the box the grading process never imports torch (one torch import per grade, in the fork server)."""
-    steps = "kv_cache,reference_check,gradients,toy_gpt"
+    """The whole lab graded in a fresh process (the checks' SDPA, autograd, the reference's torch modules, the
+    predictions' reference values): full marks either way, and with the box the grading process never imports
+    torch (one torch import per grade, in the fork server)."""
     done = subprocess.run(
-        [sys.executable, "-c", GRADE_AND_LOOK, str(kit.SOLUTIONS), str(kit.HIDDEN), steps],
+        [sys.executable, "-c", GRADE_AND_LOOK, str(kit.SOLUTIONS), str(kit.HIDDEN)],
         capture_output=True, text=True, timeout=300, cwd=kit.ROOT,
         env={**os.environ, oracles.ENV_SWITCH: switch, "PYTHONPATH": str(kit.ROOT)},
     )  # fmt: skip

@@ -19,6 +19,7 @@ from typing import Any, NoReturn
 from autograder import chapter, predictions
 from autograder.checking import Got, Lab
 from autograder.i18n import N_, _
+from autograder.oracle import Oracle, OracleFailed
 from autograder.predictions import AnswerFormError, Question
 from autograder.sandbox.probes import predictions as probe
 
@@ -134,11 +135,24 @@ def agrees_with_own_code(lab: Lab, question: Question) -> None:
         got.fail(shown, predictions.show(question, answer), predictions.diagnose(question, answer))
 
 
-def agrees_with_reference(lab: Lab, question: Question, ref: Any) -> None:
+def reference_value(oracle: Oracle, question: Question) -> Any:
+    """What the question's code computes with the reference's modules, on the checks' trusted side
+    (:mod:`autograder.oracle`: a child of its own holding the reference, or the grader; never the student's child).
+
+    Raises:
+        OracleFailed: the reference's modules could not compute it (the grader's error, not the student's).
+    """
+    reply = oracle.probe("own_value", question.compute, _catalog())
+    if reply.get("status") != "ok":
+        raise OracleFailed(f"question {question.id!r}: the reference's value: {reply}"[:400])
+    return predictions.normalise(question, reply["value"])
+
+
+def agrees_with_reference(lab: Lab, question: Question, oracle: Oracle) -> None:
     """The prediction agrees with what the question's code computes with the reference (the hidden check: the
-    reference runs in the grading process; it never ships to students)."""
+    reference's value comes from ``oracle``; the reference never ships to students)."""
     got, answer = read_prediction(lab, question)
-    expected = predictions.compute(question, ref)
+    expected = reference_value(oracle, question)
     if not predictions.agrees(question, answer, expected):
         shown = _(SEE_SECTION).format(value=predictions.show(question, expected), title=_(question.section_title))
         got.fail(shown, predictions.show(question, answer), predictions.diagnose(question, answer))

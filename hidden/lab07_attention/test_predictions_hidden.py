@@ -2,8 +2,8 @@
 
 One check per question of ``data/predictions.toml``, worth the hidden share of
 its points (``tasks.PREDICTION_HIDDEN_SHARE``): the question's ``compute`` code
-runs against the reference in the grading process (the reference never ships
-to students), and a prediction that agrees only with a wrong function of the
+runs against the reference on the checks' trusted side (the ``oracle``; the
+reference never ships to students), and a prediction that agrees only with a wrong function of the
 student's loses this half, with the likely misconception named.
 """
 
@@ -18,6 +18,7 @@ from autograder import predictions, tasks
 from autograder.checking import Lab
 from autograder.checks.predictions import agrees_with_reference
 from autograder.i18n import N_, _
+from autograder.oracle import Oracle
 from autograder.predictions import Question
 
 pytestmark = pytest.mark.step("predictions")
@@ -27,8 +28,8 @@ AGAINST_REFERENCE = N_("{short}, against the reference")
 def _check(question: Question) -> Callable[[Lab, Any], None]:
     """The hidden check of one question."""
 
-    def check(lab: Lab, ref: Any) -> None:
-        agrees_with_reference(lab, question, ref)
+    def check(lab: Lab, oracle: Oracle) -> None:
+        agrees_with_reference(lab, question, oracle)
 
     check.__name__ = check.__qualname__ = f"test_{question.id}_against_reference"
     check.__doc__ = _(AGAINST_REFERENCE).format(short=_(question.short))
