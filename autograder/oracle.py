@@ -43,7 +43,12 @@ def boxed(level: Level) -> bool:
 
 
 class OracleFailed(Exception):
-    """The trusted side could not compute (never the student's fault: the check reports an internal error)."""
+    """The trusted side could not compute ``what`` (never the student's fault: the check reports an internal error,
+    which names ``what`` and ``detail``, for the instructor)."""
+
+    def __init__(self, what: str, detail: object) -> None:
+        super().__init__(f"the grader's trusted torch side could not compute {what}: {detail!r}"[:400])
+        self.what = what
 
 
 class Oracle(Protocol):
@@ -75,7 +80,7 @@ class InProcessOracle:
 
     def _load(self, module: str) -> Any:
         if self.reference is None:
-            raise OracleFailed(f"the check needs the reference's {module}.py; pass --reference")
+            raise OracleFailed(f"{module}.py", "no reference was given (--reference)")
         return self.reference.load(module)
 
     def probe(self, name: str, *args: Any, **kwargs: Any) -> Any:
@@ -116,7 +121,7 @@ class BoxedOracle:
         from autograder.sandbox import outcome as outcomes
 
         if not isinstance(outcome, outcomes.Returned):
-            raise OracleFailed(f"the grader's torch child could not compute {what}: {outcome!r}"[:400])
+            raise OracleFailed(what, outcome)
         return outcome.value
 
     def probe(self, name: str, *args: Any, **kwargs: Any) -> Any:

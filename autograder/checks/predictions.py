@@ -144,7 +144,7 @@ def reference_value(oracle: Oracle, question: Question) -> Any:
     """
     reply = oracle.probe("own_value", question.compute, _catalog())
     if reply.get("status") != "ok":
-        raise OracleFailed(f"question {question.id!r}: the reference's value: {reply}"[:400])
+        raise OracleFailed(f"own_value({question.id!r})", reply)
     return predictions.normalise(question, reply["value"])
 
 
