@@ -162,6 +162,16 @@ def test_the_hidden_checks_line_says_what_each_steps_hidden_checks_compare() -> 
     assert "the same properties on fresh random inputs" in block_body("checks", "softmax")
 
 
+def test_a_step_without_chapter_values_says_what_its_graders_compare_with() -> None:
+    """The predictions step's public checks compare with the student's own code (its hidden check with the
+    reference), the timing step's graders time the kernels themselves; other steps compare with the reference."""
+    predictions, timing = block_body("values", "predictions"), block_body("values", "timing")
+    assert "what your own code computes" in predictions and "the value the reference computes" in predictions
+    assert "time your kernels themselves" in timing
+    assert "on the inputs above" not in predictions + timing
+    assert "they compare with the reference on the inputs above" in block_body("values", "mask")
+
+
 # ---- blocks and math, as units
 
 

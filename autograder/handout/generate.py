@@ -188,7 +188,7 @@ class Generator:
         if kind == "contract":
             return contract.contract_markdown(step, self.kit.assignments)
         if kind == "values":
-            return values.values_markdown(self.chapter_ids.get(step.id, {}))
+            return values.values_markdown(self.chapter_ids.get(step.id, {}), step.id)
         if kind == "mistakes":
             return mistakes_markdown(step)
         if kind == "checks":

@@ -22,6 +22,16 @@ MAX_CHARS = 110
 NO_VALUES = N_(
     "*The graders of this step check no printed chapter value; they compare with the reference on the inputs above.*"
 )
+NO_VALUES_FOR = {  # steps without chapter values whose graders compare with something else than the reference
+    "predictions": N_(
+        "*The graders of this step check no printed chapter value: the public checks compare each prediction with "
+        "what your own code computes, the hidden check with the value the reference computes.*"
+    ),
+    "timing": N_(
+        "*The graders of this step check no printed chapter value: they read your report and time your kernels "
+        "themselves, on their own random inputs, comparing every timed call's result with the reference's.*"
+    ),
+}
 VALUES_HEAD = N_("| catalog id | chapter | what | value the graders use |")
 PRINTS = N_(" (the chapter prints {printed}; see the errata)")
 HIDDEN_CHECKS = N_(" (hidden checks)")
@@ -97,10 +107,11 @@ def cell(text: str) -> str:
     return text.replace("\\", "\\\\").replace("|", "\\|").replace("*", "\\*").replace("_", "\\_").replace("\n", " ")
 
 
-def values_markdown(ids: dict[str, bool]) -> str:
-    """The table of the chapter values one step's graders check (``ids``: id -> used by a public check)."""
+def values_markdown(ids: dict[str, bool], step: str = "") -> str:
+    """The table of the chapter values one step's graders check (``ids``: id -> used by a public check); for a
+    step without any, what its graders compare with instead (``step``: its id)."""
     if not ids:
-        return _(NO_VALUES)
+        return _(NO_VALUES_FOR.get(step, NO_VALUES))
     order = list(notes())
     rows = [_(VALUES_HEAD), "|---|---|---|---|"]
     for entry in sorted(ids, key=lambda e: (order.index(e) if e in order else len(order), e)):

@@ -1,4 +1,4 @@
-"""Public checks of step 12, timing attention: the report of `attnlab timing`, and a short re-measurement.
+"""Public checks of step 13, timing attention: the report of `attnlab timing`, and the grader's own measurement.
 
 The report (``reports/timing.json``) is data: it is read here, in the grading
 process, as untrusted JSON and validated strictly; nothing in it is executed.
