@@ -106,7 +106,6 @@ CUDA_WINDOWS = Windows(
 WINDOWS = {"cpu": CPU_WINDOWS, "cuda": CUDA_WINDOWS}
 
 SLOPE_TOLERANCE = 0.02  # a reported slope must equal the least-squares fit of the reported times this closely
-REMEASURE_FACTOR = 4.0  # the grader's re-measurement must agree with the report within this factor
 REMEASURE_REPEATS = 3
 REMEASURE_TOKENS = 64
 GPU_NOT_CALIBRATED = N_(
