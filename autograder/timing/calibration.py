@@ -106,8 +106,6 @@ CUDA_WINDOWS = Windows(
 WINDOWS = {"cpu": CPU_WINDOWS, "cuda": CUDA_WINDOWS}
 
 SLOPE_TOLERANCE = 0.02  # a reported slope must equal the least-squares fit of the reported times this closely
-REMEASURE_REPEATS = 3
-REMEASURE_TOKENS = 64
 GPU_NOT_CALIBRATED = N_(
     "GPU windows are not calibrated yet, so this CUDA report is graded on consistency and trends only "
     "(a GPU at d = 64 is launch-bound: its times hardly grow until n is large, so its slopes stay low)"
