@@ -21,7 +21,9 @@ from autograder.diagnose import context as call_context
 from autograder.evidence import RECORDER, Evidence, keepable
 from autograder.i18n import N_, _, counted
 from autograder.sandbox import outcome as outcomes
+from autograder.sandbox import replies
 from autograder.sandbox.client import Sandbox
+from autograder.sandbox.probes import REPLIES
 from autograder.sandbox.protocol import Unsupported
 from autograder.tasks import Step
 
@@ -30,6 +32,7 @@ RTOL, ATOL = 1e-4, 1e-6
 # Rounding noise of float32 arithmetic on values of size 1 (64 ulps: a few dozen operations deep).
 FLOAT32_NOISE = 64 * float(np.finfo(np.float32).eps)
 IT = N_("it")  # the subject of a probe's outcome ("it did not return within 10 s")
+FORGED = N_("a reply of another shape than the probe {name} gives")  # what a forged probe reply is
 NAMING_THE_PROBLEM = N_("{error} naming the problem ({problem})")
 NO_ERROR = N_("no error (it returned {value})")
 UNNAMED_PROBLEM = N_("{error}, a message that does not name the problem")
@@ -203,8 +206,12 @@ class Lab:
         return Got(self.step, text, outcome.value, outcome.output, call_context.of(f"{module}.{name}", args, kwargs))
 
     def probe(self, name: str, *args: Any, text: str, module: str | None = None) -> Got:
-        """Run the child-side probe ``name`` (see :mod:`autograder.sandbox.probes`)."""
+        """Run the child-side probe ``name`` (see :mod:`autograder.sandbox.probes`); a reply of another shape than
+        the probe declares (:data:`~autograder.sandbox.probes.REPLIES`) costs the check as one the grader cannot
+        read."""
         outcome = self.sandbox.run_probe(name, module or self.step.module, *args)
+        if isinstance(outcome, outcomes.Returned) and not REPLIES.get(name, replies.anything)(outcome.value):
+            outcome = outcomes.Malformed(_(FORGED).format(name=name), outcome.output)
         if not isinstance(outcome, outcomes.Returned):
             Got(self.step, text, None).no_result(outcome, _(IT), f"probe.{name}")
         return Got(self.step, text, outcome.value, outcome.output)

@@ -54,6 +54,11 @@ class OracleFailed(Exception):
 class Oracle(Protocol):
     """Runs the graders' trusted probes (:mod:`autograder.sandbox.probes.oracle`)."""
 
+    @property
+    def has_reference(self) -> bool:
+        """Whether the reference's modules are here (an instructor's grade), so the probes that load them work;
+        False in a student's own run, where only torch's own computations (SDPA, autograd) are available."""
+
     def probe(self, name: str, *args: Any, **kwargs: Any) -> Any:
         """The value of probe ``name`` on ``args``, as the sandbox's encoding hands it back."""
 
@@ -77,6 +82,10 @@ class InProcessOracle:
 
     def __init__(self, reference: Reference | None) -> None:
         self.reference = reference
+
+    @property
+    def has_reference(self) -> bool:
+        return self.reference is not None
 
     def _load(self, module: str) -> Any:
         if self.reference is None:
@@ -105,6 +114,10 @@ class BoxedOracle:
         self.reference, self.limits, self.level, self.cpus = reference, limits, level, cpus
         self._sandbox: Sandbox | None = None
         self._empty: Path | None = None
+
+    @property
+    def has_reference(self) -> bool:
+        return self.reference is not None
 
     def _box(self) -> Sandbox:
         if self._sandbox is None:

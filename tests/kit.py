@@ -27,13 +27,15 @@ def grade(
     public_only: bool = False,
     limits: Limits | None = None,
     seed: int = TEST_SEED,
+    reference: Path | None = SOLUTIONS,
 ) -> GradeReport:
-    """Grade ``folder`` with the kit's public and hidden graders."""
+    """Grade ``folder`` with the kit's public and hidden graders (``reference=None``: as a student's own run does,
+    with no reference anywhere)."""
     return engine.grade(
         engine.GradeOptions(
             submission=folder,
             hidden=None if public_only else HIDDEN,
-            reference=SOLUTIONS,
+            reference=reference,
             seed=seed,
             public_only=public_only,
             steps=steps,

@@ -34,7 +34,7 @@ from autograder.nbgrader_course import course as course_writer  # noqa: E402
 from autograder.warm import client  # noqa: E402
 from tests import kit  # noqa: E402
 from tests.test_nbgrader_kernel import TRANSFORMER_CELL  # noqa: E402
-from tests.test_step_timing import _synthetic_cuda_report  # noqa: E402
+from tests.test_step_timing import cuda_report  # noqa: E402
 
 pytestmark = pytest.mark.slow
 LAB = tasks.LAB
@@ -165,7 +165,7 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
     submit(root, "skips", steps=("softmax",), tag="skip-execution")
     gpu = submit(root, "gpu_report", modules=kit.SOLUTIONS, steps=("timing",))
     data = json.loads((gpu / "reports" / "timing.json").read_text(encoding="utf-8"))
-    _synthetic_cuda_report(data)  # measured on a GPU this grader lacks: its device points wait for review
+    cuda_report(data)  # measured on a GPU this grader lacks: its device points wait for review
     (gpu / "reports" / "timing.json").write_text(json.dumps(data), encoding="utf-8")
 
     autograde = nbgrader(root, "autograde", LAB)

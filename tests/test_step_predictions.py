@@ -572,17 +572,22 @@ def _wrong_cache(tmp_path: Path, prediction: str) -> Path:
     return folder
 
 
-def test_a_prediction_that_agrees_with_a_wrong_function_earns_the_public_half_only(tmp_path: Path) -> None:
+def test_a_prediction_that_agrees_with_a_wrong_function_earns_nothing_where_a_reference_is(tmp_path: Path) -> None:
+    """The student's own grade (no reference anywhere) can only hold the prediction to the student's own code; an
+    instructor's grade holds that code to the reference too: two values from the student's process agreeing with
+    each other prove nothing."""
     folder = _wrong_cache(tmp_path, "1.342")
-    local = kit.grade(folder, steps=(STEP,), public_only=True).step(STEP)
-    assert local.earned == local.possible == tasks.step(STEP).public_points  # the student's own grade: no reference
+    local = kit.grade(folder, steps=(STEP,), public_only=True, reference=None).step(STEP)
+    assert local.earned == local.possible == tasks.step(STEP).public_points
     instructor = _grade(folder).step(STEP)
-    (failed,) = instructor.failed
-    assert failed.hidden and failed.name == "test_kv_cache_gb_against_reference"
-    assert failed.mistake == "predicted_kv_without_factor_two" and "expected 2.68435, the value the reference" in (
-        failed.message
+    public, hidden = sorted(instructor.failed, key=lambda check: check.hidden)
+    assert public.name == "test_kv_cache_gb" and "a correct implementation does not give" in public.message
+    assert "1.34218" in public.message and "2.68" not in public.message  # the public check tells no reference value
+    assert hidden.hidden and hidden.name == "test_kv_cache_gb_against_reference"
+    assert hidden.mistake == "predicted_kv_without_factor_two" and "expected 2.68435, the value the reference" in (
+        hidden.message
     )
-    assert instructor.earned == tasks.step(STEP).points - failed.points
+    assert instructor.earned == tasks.step(STEP).points - public.points - hidden.points
 
 
 def test_a_right_prediction_against_a_wrong_function_says_they_disagree(tmp_path: Path) -> None:

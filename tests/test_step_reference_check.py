@@ -44,6 +44,12 @@ CHEATS = (  # wrong without a known mistake: (name, old, new, the checks that mu
         'return 0.0, "flash"',
         {"test_reports_the_real_difference", "test_backend_named"},
     ),
+    (  # "math" always runs, so a name alone used to pass: the grader now watches which kernel PyTorch picks
+        "always_math",
+        "return float(max_abs_diff), backend",
+        'return float(max_abs_diff), "math"',
+        {"test_backend_named"},
+    ),
     (
         "skips_attention",
         "ours, _ = attention(Q, K, V, mask)",
@@ -66,7 +72,7 @@ def test_cheat_fails(name: str, old: str, new: str, checks: set[str], tmp_path: 
     assert not any(c.internal_error for c in result.checks)
 
 
-def test_shift_probe_follows_an_alias_and_restores_attention(tmp_path: Path) -> None:
+def test_given_output_probe_follows_an_alias_and_restores_attention(tmp_path: Path) -> None:
     folder = Variant(
         "alias",
         STEP,
@@ -81,17 +87,12 @@ def test_shift_probe_follows_an_alias_and_restores_attention(tmp_path: Path) -> 
     )
     rng = np.random.default_rng(0)
     Q, K, V = (rng.normal(size=(3, 4)).astype(np.float32) for _ in range(3))
-    shift = np.zeros((3, 4))
-    shift[2, 1] = 0.75
+    given = Reference(kit.SOLUTIONS, tasks.MODULES).scaling.attention(Q, K, V)[0].copy()
+    given[2, 1] += 0.75
     with Sandbox(folder) as sandbox:
-        (reported, backend), seen = sandbox.probe(
-            "compare_with_shifted_attention", "reference_check", Q, K, V, None, shift
-        )
+        reported, backend = sandbox.probe("compare_with_given_attention", "reference_check", Q, K, V, None, given)
         after, _ = sandbox.call("reference_check", "compare_with_torch", Q, K, V)
     assert abs(reported - 0.75) < 1e-5 and backend == "math"
-    np.testing.assert_allclose(
-        seen - shift, Reference(kit.SOLUTIONS, tasks.MODULES).scaling.attention(Q, K, V)[0], atol=1e-12
-    )
     assert after < 1e-5  # the student's own attention is back
 
 
@@ -102,11 +103,9 @@ def test_torch_side_helpers(oracle) -> None:  # noqa: F811
     mask = np.tril(np.ones((5, 5), dtype=bool))
     ours = Reference(kit.SOLUTIONS, tasks.MODULES).scaling.attention(Q, K, V, mask)[0]
     assert np.max(np.abs(ours - torch_side.sdpa(oracle, Q, K, V, mask))) < 1e-6
-    assert torch_side.runs_alone(oracle, "math", Q[0, 0], K[0, 0], V[0, 0], None)
-    assert not torch_side.runs_alone(oracle, "flash", Q[0, 0], K[0, 0], V[0, 0], None)  # CPU flash wants 4-d inputs
-    assert torch_side.runs_alone(oracle, "math", Q, K, V, mask) and not torch_side.runs_alone(
-        oracle, "warp", Q, K, V, None
-    )
+    assert torch_side.kernel_used(oracle, Q[0, 0], K[0, 0], V[0, 0], None) == "math"  # CPU flash wants 4-d inputs
+    assert torch_side.kernel_used(oracle, Q, K, V, mask) == "flash" == torch_side.kernel_used(oracle, Q, K, V, None)
+    assert torch_side.kernel_used(oracle, Q, K, V[..., :3], None) == "math"  # value width unlike the query's
     wrong = torch_side.compare_variants(oracle, ours, Q, K, V, mask)
     assert wrong["sdpa_float_mask"] > 0.01 and wrong["compare_mean_not_max"] < 1e-6
     assert "sdpa_float_mask" not in torch_side.compare_variants(oracle, ours, Q, K, V)

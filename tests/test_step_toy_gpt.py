@@ -15,6 +15,7 @@ from autograder.checking import CheckFailed, Got
 from autograder.checks import toy_gpt as gpt_checks
 from autograder.diagnose import toy_gpt as gpt_mistakes
 from autograder.reference import Reference
+from autograder.sandbox import outcome as outcomes
 from autograder.sandbox.client import Sandbox
 from autograder.sandbox.protocol import AsTorch
 from tests import kit
@@ -272,18 +273,22 @@ def generate(weights, prompt, n_new, use_cache=True):
 '''
 
 
-def test_generate_probe_counts_model_calls(tmp_path: Path) -> None:
+def test_generate_probe_shows_the_path_taken_in_its_outcome(tmp_path: Path) -> None:
+    """The probe counts nothing in the student's process: the model function the flag rules out raises while
+    ``generate`` runs, so a generate that reaches it ends in ``WrongPath``; the function is put back afterwards."""
     for name in ("kv_cache.py", "toy_gpt_weights.npz"):
         (tmp_path / name).write_bytes((kit.SOLUTIONS / name).read_bytes())
     (tmp_path / "toy_gpt_impl.py").write_bytes((kit.SOLUTIONS / "toy_gpt.py").read_bytes())
     (tmp_path / "toy_gpt.py").write_text(textwrap.dedent(COUNTED), encoding="utf-8")
+    weights = gpt_checks.send(case.kit_weights())
     with Sandbox(tmp_path) as sandbox:
-        runs = sandbox.probe("toy_gpt_generate", "toy_gpt", gpt_checks.send(case.kit_weights()), case.PROMPT, 3)
-        steps, lengths = sandbox.probe(
-            "toy_gpt_cached_steps", "toy_gpt", gpt_checks.send(case.kit_weights()), [1, 2, 3]
-        )
-    assert runs["cache"][1:] == (0, 1) and runs["no_cache"][1:] == (0, 1)
-    assert lengths == [[3, 3], [3, 3]] and len(steps) == 3
+        cached = sandbox.run_probe("toy_gpt_generate", "toy_gpt", weights, case.PROMPT, 3, True)
+        plain = sandbox.run_probe("toy_gpt_generate", "toy_gpt", weights, case.PROMPT, 3, False)
+        steps, lengths = sandbox.probe("toy_gpt_cached_steps", "toy_gpt", weights, [1, 2, 3])
+    assert isinstance(cached, outcomes.Raised) and cached.raised_as(gpt_checks.WRONG_PATH)
+    assert "gpt_forward" in cached.message
+    assert isinstance(plain, outcomes.Returned)  # without the cache the full pass is the right path
+    assert lengths == [[3, 3], [3, 3]] and len(steps) == 3  # gpt_forward is back: the cached steps still run
     np.testing.assert_allclose(np.stack(steps), gpt_mistakes.forward(case.kit_weights(), [1, 2, 3]), rtol=0, atol=1e-12)
 
 

@@ -21,7 +21,7 @@ from autograder.report import render_terminal, serialize
 from autograder.report.model import CheckResult, GradeReport, StepResult
 from autograder.timing import report
 from tests import kit
-from tests.test_step_timing import DEVICE_CHECKS, REPORT_CHECKS, STEP, _synthetic_cuda_report, measure_into
+from tests.test_step_timing import DEVICE_CHECKS, REPORT_CHECKS, STEP, cuda_report, measure_into
 
 TIMERS = ("time_attention", "time_decoding", "peak_memory")
 STUB = '    raise NotImplementedError("not written yet")\n'
@@ -172,7 +172,7 @@ def test_cuda_report_on_a_cpu_grader_without_timing_functions(honest_partial: St
     """Issue 25's first case: a hand-made CUDA report, the timing functions still raising NotImplementedError."""
     folder = _with_bodies(tmp_path, "cuda_claim", dict.fromkeys(TIMERS, STUB))
     data = json.loads((folder / report.PATH).read_text(encoding="utf-8"))
-    _synthetic_cuda_report(data)
+    cuda_report(data)
     (folder / report.PATH).write_text(json.dumps(data), encoding="utf-8")
     result = _grade(folder)
     _no_more_than_honest(result, honest_partial)

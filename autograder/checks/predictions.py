@@ -3,10 +3,14 @@
 Two checks grade each question of ``data/predictions.toml``. The public one
 (``autograder/graders``) compares the prediction with what the question's
 ``compute`` code gives with the student's *own* modules, run in the sandbox
-("predict, then test"); the hidden one (``hidden/``, the instructor's side)
-compares it with what the reference computes, in the grading process. Neither
-reveals a value before the student has answered: an entry left at None says
-"no prediction yet", an answer of the wrong form says which form is expected.
+("predict, then test"), and, wherever a reference is available (every grading
+an instructor makes: ``grade`` in the kit, ``grade-batch``, Gradescope, nbgrader),
+holds that value of the student's own code to the reference's: both come from
+the student's process, so their agreement alone proves nothing. The hidden one
+(``hidden/``, the instructor's side) compares the prediction with what the
+reference computes. Neither reveals a value before the student has answered:
+an entry left at None says "no prediction yet", an answer of the wrong form
+says which form is expected.
 """
 
 from __future__ import annotations
@@ -29,6 +33,11 @@ OWN_VALUE = N_("{value}, what your own code computes for these inputs ({function
 OWN_RAISED = N_("your {functions} to compute it, so your prediction can be tested")
 RAISED = N_("{error}: {detail}")
 OWN_FORM = N_("your {functions} gives {value}, not {form}")
+OWN_CORRECT = N_("a value of your own code ({functions}) that a correct implementation gives too")
+OWN_WRONG = N_(
+    "{value}, which a correct implementation does not give: your prediction agrees with your own code, but that "
+    "code is not right yet (fix the step of {functions} first)"
+)
 THE_CODE = N_("code")  # the functions a question's code called, when it called none of the student's
 
 
@@ -110,9 +119,10 @@ def _functions(used: Any) -> str:
     return _(" and ").join(names[:3]) if names else _(THE_CODE)
 
 
-def agrees_with_own_code(lab: Lab, question: Question) -> None:
+def agrees_with_own_code(lab: Lab, question: Question, oracle: Oracle) -> None:
     """The prediction agrees with what the question's code computes with the student's own modules (the public
-    check: the student's functions run in the sandbox, only plain data comes back)."""
+    check: the student's functions run in the sandbox, only plain data comes back), and, where ``oracle`` holds the
+    reference, that value is the reference's: a prediction is only tested by code that computes right."""
     got, answer = read_prediction(lab, question)
     reply = lab.probe("own_value", question.compute, _catalog(), text=got.call).value
     functions = _functions(reply.get("used"))
@@ -133,6 +143,11 @@ def agrees_with_own_code(lab: Lab, question: Question) -> None:
     if not predictions.agrees(question, answer, own):
         shown = _(OWN_VALUE).format(value=predictions.show(question, own), functions=functions)
         got.fail(shown, predictions.show(question, answer), predictions.diagnose(question, answer))
+    if oracle.has_reference and not predictions.agrees(question, own, reference_value(oracle, question)):
+        got.fail(
+            _(OWN_CORRECT).format(functions=functions),
+            _(OWN_WRONG).format(value=predictions.show(question, own), functions=functions),
+        )
 
 
 def reference_value(oracle: Oracle, question: Question) -> Any:

@@ -17,6 +17,7 @@ import numpy as np
 from autograder import messages
 from autograder.checking import Got, Lab, expect_close, expect_that
 from autograder.i18n import N_, _, ngettext
+from autograder.sandbox import outcome as outcomes
 from autograder.sandbox.protocol import AsTorch
 
 LOGITS = dict(
@@ -137,6 +138,13 @@ def _token_ids(got: Got, n_new: int) -> np.ndarray:
     return ids.astype(int)
 
 
+WRONG_PATH = "WrongPath"  # the exception class of autograder.sandbox.probes.toy_gpt
+PATHS = {  # use_cache: the function generate must use, and the mistake of reaching the other one
+    True: ("gpt_step", "generate_cache_unused"),
+    False: ("gpt_forward", "generate_cache_used_without_cache"),
+}
+
+
 def generate_matches(
     lab: Lab,
     weights: dict[str, Any],
@@ -147,62 +155,35 @@ def generate_matches(
     described: str,
 ) -> None:
     """Greedy ``generate`` with and without the cache: the reference's tokens and logits, each run through its own
-    path."""
+    path (the model function the flag rules out raises if it is reached: :data:`WRONG_PATH`)."""
     tokens_ref, logits_ref = (np.asarray(part) for part in expected)
     wrong_logits = {mistake: value[1] for mistake, value in wrong.items()}
-    text = _("{call} with {weights}").format(
-        call=_("{first}, then {then}").format(
-            first=f"generate(weights, {list(prompt)}, {n_new}, use_cache=False)", then="use_cache=True"
-        ),
-        weights=described,
-    )
-    got = lab.probe("toy_gpt_generate", send(weights), [int(t) for t in prompt], int(n_new), text=text)
-    for name, use_cache in (("no_cache", False), ("cache", True)):
-        result, step_calls, forward_calls = got.value[name]
-        run = Got(
-            got.step,
-            _("{call} with {weights}").format(
-                call=f"generate(weights, {list(prompt)}, {n_new}, use_cache={use_cache})", weights=described
-            ),
-            result,
+    for use_cache in (False, True):
+        call = f"generate(weights, {list(prompt)}, {n_new}, use_cache={use_cache})"
+        text = _("{call} with {weights}").format(call=call, weights=described)
+        outcome = lab.sandbox.run_probe(
+            "toy_gpt_generate", lab.step.module, send(weights), [int(t) for t in prompt], int(n_new), use_cache
         )
-        calls = ngettext(
-            "{steps} call of gpt_step and {forwards} of gpt_forward",
-            "{steps} calls of gpt_step and {forwards} of gpt_forward",
-            step_calls,
-        ).format(steps=step_calls, forwards=forward_calls)
-        if use_cache:
-            unused = step_calls < n_new or forward_calls > 0
-            expect_that(
-                run,
-                not unused,
+        run = Got(lab.step, text, None)
+        used, mistake = PATHS[use_cache]
+        if isinstance(outcome, outcomes.Raised) and outcome.raised_as(WRONG_PATH):
+            run.fail(
                 ngettext(
-                    "gpt_step for every new token ({count} call or more) and no gpt_forward",
-                    "gpt_step for every new token ({count} calls or more) and no gpt_forward",
+                    "{function} for every new token ({count} call or more), and not the other path",
+                    "{function} for every new token ({count} calls or more), and not the other path",
                     n_new,
-                ).format(count=n_new),
-                calls,
-                value=np.asarray(unused),
-                wrong={"generate_cache_unused": np.asarray(True)},
+                ).format(function=used, count=n_new),
+                outcome.message[:200],
+                mistake if use_cache else None,
             )
-        else:
-            expect_that(
-                run,
-                forward_calls >= n_new and step_calls == 0,
-                ngettext(
-                    "gpt_forward over the prefix for every new token ({count} call) and no gpt_step",
-                    "gpt_forward over the prefix for every new token ({count} calls) and no gpt_step",
-                    n_new,
-                ).format(count=n_new),
-                calls,
-            )
-        tokens, logits = run.parts("tokens", "logits")
+        if not isinstance(outcome, outcomes.Returned):
+            run.no_result(outcome, "generate", "toy_gpt.generate")
+        tokens, logits = Got(lab.step, text, outcome.value, outcome.output).parts("tokens", "logits")
         expect_logits(logits, logits_ref, wrong_logits)
         ids = _token_ids(tokens, n_new)
-        same = np.array_equal(ids, tokens_ref)
         expect_that(
             tokens,
-            same,
+            np.array_equal(ids, tokens_ref),
             _("{tokens} (each the argmax of its logits)").format(tokens=tokens_ref.tolist()),
             f"{ids.tolist()}",
         )

@@ -2,8 +2,8 @@
 
 The graders compute ``scaled_dot_product_attention`` themselves, through the
 checks' trusted torch side (:mod:`autograder.oracle`, probe ``oracle_sdpa``), on
-the inputs they send: the difference ``compare_with_torch`` reports must be the
-one the grader finds between the student's ``attention`` output and PyTorch's.
+the inputs they send: the difference ``compare_with_torch`` reports, while
+``attention`` returns the grader's output, must be the one the grader knows.
 """
 
 from __future__ import annotations
@@ -46,9 +46,9 @@ def sdpa(oracle: Oracle, Q: ArrayLike, K: ArrayLike, V: ArrayLike, mask: ArrayLi
     return np.asarray(oracle.probe("oracle_sdpa", *_arrays(Q, K, V, mask)), dtype=float)
 
 
-def runs_alone(oracle: Oracle, kernel: str, Q: ArrayLike, K: ArrayLike, V: ArrayLike, mask: ArrayLike | None) -> bool:
-    """Whether the SDPA kernel named ``kernel`` ("flash", "math", ...) accepts these inputs by itself."""
-    return bool(oracle.probe("oracle_kernel_runs", kernel, *_arrays(Q, K, V, mask)))
+def kernel_used(oracle: Oracle, Q: ArrayLike, K: ArrayLike, V: ArrayLike, mask: ArrayLike | None) -> str:
+    """The SDPA kernel ("flash", "math", ...) PyTorch picks by itself for these inputs, observed on ``oracle``."""
+    return str(oracle.probe("oracle_sdpa_kernel", *_arrays(Q, K, V, mask)))
 
 
 def _arrays(

@@ -133,8 +133,14 @@ def _window(value: object) -> str:
     if value is None:
         return _(NOT_GRADED)
     if isinstance(value, tuple):
-        return _(RANGE).format(low=f"{value[0]:.1f}", high=f"{value[1]:.1f}")
+        return _(RANGE).format(low=_bound(value[0]), high=_bound(value[1]))
     return f"{value:g}"
+
+
+def _bound(value: float) -> str:
+    """A window's end as the calibration holds it, to two decimals at most (2.0, 1.48, -0.25)."""
+    text = f"{value:.2f}"
+    return text[:-1] if text.endswith("0") else text
 
 
 def timing_windows_markdown() -> str:

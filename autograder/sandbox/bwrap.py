@@ -20,6 +20,7 @@ fork server needs to confine each child (and to drop it to an unprivileged uid).
 
 from __future__ import annotations
 
+import glob
 import importlib
 import os
 import shutil
@@ -37,6 +38,7 @@ PACKAGE = Path(__file__).resolve().parents[1]  # the autograder package folder
 KIT_ROOT = PACKAGE.parent  # the kit's source tree when run from a checkout (holds solutions/ and hidden/)
 PREFIX_PARTS = ("bin", "lib", "lib64", "pyvenv.cfg")  # what is mounted of a prefix that holds the kit itself
 SHM_BYTES = 16 << 20
+GPU_DEVICES = "/dev/nvidia*"  # the NVIDIA driver's device nodes (and /dev/nvidia-caps), where the machine has them
 ZYGOTE_CAPABILITIES = ("CAP_SYS_ADMIN", "CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP")
 CHILD_CAPABILITIES = ("CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP")
 
@@ -195,6 +197,19 @@ def _ro_binds() -> list[str]:
     return args
 
 
+def _gpu_binds() -> list[str]:
+    """Binds of the machine's NVIDIA device nodes into the sandbox's ``/dev`` and, read-only, of the PCI devices in
+    ``/sys`` that CUDA reads to place them: the timing step measures on the GPU (its driver libraries are under
+    ``/usr``, mounted with the system). None where the machine has no GPU."""
+    devices = sorted(glob.glob(GPU_DEVICES))
+    if not devices:
+        return []
+    pci = ["/sys/bus/pci", *sorted(glob.glob("/sys/devices/pci*"))]
+    return [a for path in devices for a in ("--dev-bind-try", path, path)] + [
+        a for path in pci for a in ("--ro-bind-try", path, path)
+    ]
+
+
 def command(
     inner: list[str],
     *,
@@ -234,6 +249,7 @@ def command(
         "--perms", "1777", "--tmpfs", environment.TMP,  # first: a Python installed under /tmp is mounted on it
         *_ro_binds(),
         "--dev", "/dev",
+        *_gpu_binds(),
         "--remount-ro", "/dev",  # writable and shared by every child of the fork server otherwise
         "--perms", "1777", "--size", str(SHM_BYTES), "--tmpfs", "/dev/shm",
         "--proc", "/proc",

@@ -24,9 +24,9 @@ import os
 import resource
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from types import FrameType, ModuleType
+from types import FrameType, MappingProxyType, ModuleType
 
 import numpy as np
 
@@ -264,9 +264,15 @@ class _RawWriter:
 
 
 def handle(
-    request: dict, payload: dict, submission: Submission, limits: dict, timer: _Timer | None = None
+    request: dict,
+    payload: dict,
+    submission: Submission,
+    limits: dict,
+    timer: _Timer | None = None,
+    dispatch: Mapping[str, Callable[..., object]] | None = None,
 ) -> tuple[dict, list]:
-    """Run one request with output captured; the reply never raises.
+    """Run one request with output captured; the reply never raises. ``dispatch``: the probes by name, as bound
+    before any student code ran (None: the probe package's table, for callers that run no student code).
 
     The reply is ``{"ok": True, "value": ..., "output": ...}`` or ``{"ok": False, "failure": {"kind": ...},
     "output": ...}`` with kind ``raised``, ``refused``, ``hung_earlier``, ``too_much_output``, ``too_large``
@@ -290,7 +296,8 @@ def handle(
             function: Callable = getattr(submission.load(request["module"]), request["function"])
             value = function(*payload["args"], **payload["kwargs"])
         elif kind == "probe":
-            value = probes.PROBES[request["probe"]](submission.load, *payload["args"], **payload["kwargs"])
+            table = dispatch if dispatch is not None else probes.PROBES
+            value = table[request["probe"]](submission.load, *payload["args"], **payload["kwargs"])
         else:
             raise ValueError(f"unknown request {kind!r}")
     except HungEarlier as caught:
@@ -336,6 +343,32 @@ def _encoded(value: object, arrays: list[np.ndarray], limits: dict) -> tuple[dic
         return {"kind": "unsendable", "detail": str(caught)[:300]}, None
 
 
+def _serve(
+    requests: io.RawIOBase,
+    replies: io.BufferedWriter,
+    submission: Submission,
+    limits: dict,
+    timer: _Timer,
+    dispatch: Mapping[str, Callable[..., object]],
+    run: Callable[..., tuple[dict, list]] = handle,
+    read: Callable[..., tuple[dict, list]] = read_message,
+    write: Callable[..., None] = write_message,
+    arrays_of: Callable[..., object] = decode,
+) -> None:
+    """Serve requests until the grader closes the request pipe. Everything the loop calls is bound here, when the
+    module is imported (before any student code): student code that rebinds this module's names, or the probe
+    package's table, changes nothing the grader asks for (and the audit hook refuses replacing these functions'
+    code or defaults). What a probe returns is still only what the student's functions returned: the grader
+    compares it with the reference, so nothing computed here decides a verdict on its own."""
+    while True:
+        try:
+            header, raw = read(requests, limits["request_bytes"])
+        except EOFError:
+            return
+        reply, arrays = run(header, arrays_of(header["payload"], raw), submission, limits, timer, dispatch)
+        write(replies, reply, arrays)
+
+
 def main(limits_json: str) -> None:
     """Serve requests until the grader closes the request pipe."""
     limits = json.loads(limits_json)
@@ -346,17 +379,18 @@ def main(limits_json: str) -> None:
     replies = os.fdopen(limits["reply_fd"], "wb")
     submission = Submission(work, tuple(limits.get("hung", ())))
     timer = _Timer(limits["reply_fd"], work, CappedText(0, 0))
+    dispatch = MappingProxyType(dict(probes.PROBES))  # bound before any student code runs
     if limits.get("torch"):  # its native libraries load now: once student code runs, no library loads at all
         import torch.nn.functional  # noqa: F401
     if limits.get("audit_hook", True):
-        policy.install(work, allowed_callers=(_arm_cpu_limit.__code__,), writable=tuple(limits.get("writable", ())))
-    while True:
-        try:
-            header, raw = read_message(requests, limits["request_bytes"])
-        except EOFError:
-            return
-        reply, arrays = handle(header, decode(header["payload"], raw), submission, limits, timer)
-        write_message(replies, reply, arrays)
+        served = (_serve, handle, _encoded, _raised, *dispatch.values())
+        policy.install(
+            work,
+            allowed_callers=(_arm_cpu_limit.__code__,),
+            writable=tuple(limits.get("writable", ())),
+            protected=tuple(function.__code__ for function in served),
+        )
+    _serve(requests, replies, submission, limits, timer, dispatch)
 
 
 if __name__ == "__main__":

@@ -15,6 +15,10 @@ TMP = "/tmp"
 PRIVATE = (TMP, "/dev/shm")  # writable, and private to each child, in the namespaces layer
 PACKAGE_PARENT = "/opt/attnlab"  # holds only the autograder package
 KEPT_VARIABLES = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")  # older OpenBLAS crashes without them
+# Which GPUs a child may use and where the driver's libraries are (a container's NVIDIA runtime sets these; the
+# timing step measures on the GPU): the grader's own settings, never a secret.
+GPU_VARIABLES = ("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES", "CUDA_MODULE_LOADING")
+SYSTEM_FOLDERS = ("/usr/", "/lib/", "/lib64/", "/opt/")  # library folders a child may be pointed at
 NOT_COPIED_FOLDERS = ("reports",)  # the timing report is read by the grader, never by student code
 NOT_COPIED_SUFFIXES = (".pyc",)
 MAX_COPIED_FILE_BYTES = 8 << 20  # a larger file of the hand-in stays out of the child's working copy
@@ -43,7 +47,14 @@ def child_env(home: str, tmp: str | None = None) -> dict[str, str]:
         "MKL_NUM_THREADS": "1",
         "MPLBACKEND": "Agg",
     }
-    for keep in KEPT_VARIABLES:
+    for keep in KEPT_VARIABLES + GPU_VARIABLES:
         if keep in os.environ:
             env[keep] = os.environ[keep]
+    libraries = [
+        folder
+        for folder in os.environ.get("LD_LIBRARY_PATH", "").split(":")
+        if folder.startswith(SYSTEM_FOLDERS) and os.path.isdir(folder)
+    ]
+    if libraries:  # e.g. /usr/local/nvidia/lib64, where a GPU container keeps libcuda
+        env["LD_LIBRARY_PATH"] = ":".join(libraries)
     return env

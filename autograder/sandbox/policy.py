@@ -382,7 +382,9 @@ def _roots(paths: Any) -> tuple[frozenset, tuple]:
     return exact, tuple(p.rstrip("/") + "/" for p in exact)
 
 
-def _decider(work: Path, allowed_callers: tuple, writable: tuple[str, ...]) -> Callable[[str, tuple, Any], None]:
+def _decider(
+    work: Path, allowed_callers: tuple, writable: tuple[str, ...], protected: tuple = ()
+) -> Callable[[str, tuple, Any], None]:
     """The check, built now: every function it runs is rebuilt with its data as defaults and no globals, so
     nothing student code later rebinds (``os.path.realpath``, ``builtins.type``, this module) is looked up again."""
     real = os.path.realpath
@@ -418,7 +420,8 @@ def _decider(work: Path, allowed_callers: tuple, writable: tuple[str, ...]) -> C
         check_path=check_path,
         refuse=refuse,
         writes=tuple((name, at, follow) for name, (at, follow) in WRITE_EVENTS.items()),
-        own_code=frozenset(t.__code__ for t in (_refuse, _text, _fd_path, _resolve, _check_path, _check, _hook)),
+        own_code=frozenset(t.__code__ for t in (_refuse, _text, _fd_path, _resolve, _check_path, _check, _hook))
+        | frozenset(protected),
         callers=tuple(allowed_callers),
         pid=pid,
     )
@@ -479,9 +482,10 @@ def _disarm_unaudited() -> None:
                 namespace[name] = originals[id(value)]
 
 
-def install(work: Path, allowed_callers: tuple = (), writable: tuple[str, ...] = ()) -> None:
+def install(work: Path, allowed_callers: tuple = (), writable: tuple[str, ...] = (), protected: tuple = ()) -> None:
     """Install the hook for the rest of this process's life (nothing of it is reachable from Python, and nothing
-    it holds can be changed)."""
-    hook = _bind(_hook, check=_decider(work, allowed_callers, writable))
+    it holds can be changed). ``protected``: code objects of more functions (the child's serving loop, the probes)
+    whose code and defaults student code may not replace."""
+    hook = _bind(_hook, check=_decider(work, allowed_callers, writable, protected))
     _disarm_unaudited()
     sys.addaudithook(hook)

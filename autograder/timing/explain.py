@@ -80,7 +80,9 @@ NOT_MEASURED_HERE = N_(
 NOTHING_TO_REVIEW = N_("nothing that needs a person's review (this check is worth 0 points; it only informs)")
 
 # -- the grader's own measurement (autograder.timing.verified) -------------------------------------------------
-NOT_EVIDENCE_EXPECTED = N_("a report backed by timing functions that measure (the grader checks yours on its own CPU)")
+NOT_EVIDENCE_EXPECTED = N_(
+    "a report backed by timing functions that measure (the grader checks yours on its own device)"
+)
 NOT_EVIDENCE = N_(
     "timing functions that did not measure the grader's kernels ({functions}), so the report's numbers count for "
     "nothing: see the check of your timing functions"
@@ -100,14 +102,24 @@ REPORT_DISAGREES = N_(
 )
 NOT_MEASURING = {
     "not_numbers": N_("a positive number of seconds (time_attention), a list of one per token (time_decoding)"),
-    "calls": N_("one warm-up call and then one call per repeat of the kernel being timed"),
-    "not_slowed": N_(
-        "about {factor} times the time when the grader made the kernel do {factor} times the work: a timer "
-        "reports what it measured, not a formula"
+    "not_running": N_(
+        "a call that runs the kernel it times, a warm-up and then one call per repeat (or per token): the "
+        "grader's clock, outside your code, saw it spend less than {share} of that work"
     ),
-    "disagrees": N_("the time the grader measured for the same kernel, within a factor of {factor}"),
+    "disagrees": N_(
+        "the time the grader measured for the same kernel at the same size, within a factor of {factor} (more "
+        "only when the machine was busy and your timer reads the wall clock)"
+    ),
     "ignores_n": N_("times that follow n as the grader's measurement of the same kernel does"),
 }
+WRONG_LOGITS = N_(
+    "; the grader decodes with its own weights and tokens and compares every timed token's logits with the "
+    "reference's: gpt_step (with the cache) and gpt_forward must both compute the model"
+)
+HARNESS_UNCALIBRATED = N_(
+    "the grader's windows for its own measurement on {device} are not calibrated yet, so these numbers wait for "
+    "an instructor's review (0 until then)"
+)
 WRONG_RESULT = N_(
     "; the grader compares every timed call with the reference on the same inputs: a kernel must compute "
     "attention, not return a stored or made-up answer"

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from autograder.checking import COUNT, Lab, as_number, expect_close, with_inputs
-from autograder.checks.moe_router import expect_routed_rows
+from autograder.checks.moe_router import expect_routed_calls
 from autograder.diagnose.moe_router import (
     affine_expert,
     expert_load_variants,
@@ -46,29 +46,32 @@ def test_random_route(lab: Lab, ref, rng: np.random.Generator) -> None:
 
 @pytest.mark.points(1)
 def test_random_moe_layer(lab: Lab, ref, rng: np.random.Generator) -> None:
-    """Random tokens, router and affine experts: the output, and which tokens each expert saw"""
+    """Random tokens, router and affine experts: the output, and each expert called only with its routed tokens"""
     x, W_r, k = _router(rng)
     n_experts, d = W_r.shape[1], x.shape[1]
     A, b = rng.normal(size=(n_experts, d, d)) / np.sqrt(d), rng.normal(size=(n_experts, d))
     experts = [affine_expert(A, b, e) for e in range(n_experts)]
+    expected = ref.moe_router.moe_layer(x, W_r, experts, k)
     got = lab.probe(
-        "recorded_moe_layer",
+        "affine_moe_layer",
         x,
         W_r,
         A,
         b,
         k,
         text=ngettext(
-            "{call} with random x {shape}, {count} affine expert that records the rows it receives",
-            "{call} with random x {shape}, {count} affine experts that record the rows they receive",
+            "{call} with random x {shape} and {count} affine expert",
+            "{call} with random x {shape} and {count} affine experts",
             n_experts,
         ).format(call=f"moe_layer(x, W_r, experts, {k})", shape=x.shape, count=n_experts),
     )
-    output, rows, _calls = got.parts("output", "rows", "calls")
-    expect_close(
-        output, ref.moe_router.moe_layer(x, W_r, experts, k), wrong=moe_layer_variants(ref, x, W_r, experts, k)
-    )
-    expect_routed_rows(rows, x, ref.moe_router.route(x, W_r, k)[0], n_experts)
+    expect_close(got, expected, wrong=moe_layer_variants(ref, x, W_r, experts, k))
+    text = ngettext(
+        "{call} with random x {shape} and {count} affine expert that answers only the tokens routed to it",
+        "{call} with random x {shape} and {count} affine experts that answer only the tokens routed to them",
+        n_experts,
+    ).format(call=f"moe_layer(x, W_r, experts, {k})", shape=x.shape, count=n_experts)
+    expect_routed_calls(lab, x, W_r, A, b, k, ref.moe_router.route(x, W_r, k)[0], expected, text)
 
 
 @pytest.mark.points(1)

@@ -17,10 +17,13 @@ How it is graded (each question's points are split in two halves):
   answers, so it cannot tell you whether your code and your prediction are
   both right or both wrong.
 - Your instructor's grader (Gradescope, nbgrader or the class batch) also
-  compares each prediction with the value the reference solution computes.
-  That is the other half: a prediction that agrees with a wrong function
-  earns the first half and loses the second, and the feedback names the
-  likely misconception.
+  checks that what your own code computes for the question is what the
+  reference solution computes: your code and your prediction agreeing with
+  each other proves nothing if both are wrong, so there the first half needs
+  your code to be right too. And it compares each prediction with the
+  reference's value: that is the other half. A prediction that agrees with a
+  wrong function earns neither half, and the feedback names the likely
+  misconception.
 
 An entry left at ``None`` just says "no prediction yet" in both.
 """

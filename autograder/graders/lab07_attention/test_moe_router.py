@@ -8,7 +8,7 @@ import pytest
 from autograder import cases, chapter, messages
 from autograder.cases import moe_router as moe
 from autograder.checking import Lab, as_number, expect_case, expect_close, expect_that
-from autograder.checks.moe_router import expect_routed_rows
+from autograder.checks.moe_router import expect_routed_calls
 from autograder.i18n import N_, _, ngettext
 
 pytestmark = pytest.mark.step("moe_router")
@@ -17,8 +17,9 @@ X, W_r, A, b = (moe.INPUTS[name] for name in ("x", "W_r", "A", "b"))
 N_EXPERTS = moe.N_EXPERTS
 PUBLIC = N_("{call} with fixed x (6 tokens, d = 4) and W_r (5 experts)")
 AFFINE = N_("{call} with fixed x (6 tokens, d = 4) and W_r (5 experts) and affine experts")
-RECORDING = N_(
-    "{call} with fixed x (6 tokens, d = 4) and W_r (5 experts) and experts that record the rows they receive"
+GATED = N_(
+    "{call} with fixed x (6 tokens, d = 4) and W_r (5 experts) and affine experts that answer only the tokens "
+    "routed to them"
 )
 EXACT = 0.5  # counts of weights are integers: no tolerance beyond rounding to the integer
 
@@ -81,25 +82,24 @@ def test_route_ties(lab: Lab) -> None:
 @pytest.mark.points(1.5)
 def test_moe_layer_output(lab: Lab) -> None:
     """moe_layer gives each token the gate-weighted sum of its k experts' outputs"""
-    got = lab.probe("recorded_moe_layer", X, W_r, A, b, 2, text=_(AFFINE).format(call="moe_layer(x, W_r, experts, 2)"))
-    output, _rows, _calls = got.parts("output", "rows", "calls")
-    expect_case(output, "moe_layer_public")
+    got = lab.probe("affine_moe_layer", X, W_r, A, b, 2, text=_(AFFINE).format(call="moe_layer(x, W_r, experts, 2)"))
+    expect_case(got, "moe_layer_public")
 
 
 @pytest.mark.points(1.5)
 def test_moe_layer_calls_only_routed_experts(lab: Lab) -> None:
     """Each expert is called with exactly the tokens routed to it"""
-    got = lab.probe(
-        "recorded_moe_layer",
+    expect_routed_calls(
+        lab,
         X,
         W_r,
         A,
         b,
         2,
-        text=_(RECORDING).format(call="moe_layer(x, W_r, experts, 2)"),
+        cases.expected("route_public", 0),
+        cases.expected("moe_layer_public"),
+        _(GATED).format(call="moe_layer(x, W_r, experts, 2)"),
     )
-    _output, rows, _calls = got.parts("output", "rows", "calls")
-    expect_routed_rows(rows, X, cases.expected("route_public", 0), N_EXPERTS)
 
 
 @pytest.mark.points(1)

@@ -4,14 +4,18 @@ One check per question of ``data/predictions.toml`` (the registry's
 ``tasks.QUESTIONS``), titled with the question's short form and worth the
 public share of its points (``tasks.PREDICTION_HIDDEN_SHARE``). The question's
 ``compute`` code runs in the sandbox with the student's modules in place of the
-reference ("predict, then test"); the student kit holds no expected answer. The
-comparison with the reference is the hidden check's
+reference ("predict, then test"); the student kit holds no expected answer.
+Where a reference is available (an instructor's grading) the value of the
+student's own code must also be the reference's: two values from the student's
+process agreeing proves nothing on its own. The comparison of the prediction
+itself with the reference is the hidden check's
 (``hidden/lab07_attention/test_predictions_hidden.py``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -23,11 +27,11 @@ from autograder.predictions import Question
 pytestmark = pytest.mark.step("predictions")
 
 
-def _check(question: Question) -> Callable[[Lab], None]:
+def _check(question: Question) -> Callable[[Lab, Any], None]:
     """The public check of one question, titled with its short form."""
 
-    def check(lab: Lab) -> None:
-        agrees_with_own_code(lab, question)
+    def check(lab: Lab, oracle: Any) -> None:
+        agrees_with_own_code(lab, question, oracle)
 
     check.__name__ = check.__qualname__ = f"test_{question.id}"
     check.__doc__ = question.short

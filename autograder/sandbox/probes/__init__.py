@@ -17,16 +17,28 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
+from autograder.sandbox.replies import Shape
+
 Load = Callable[[str], ModuleType]
 PROBES: dict[str, Callable[..., Any]] = {}
+REPLIES: dict[str, Shape] = {}  # the shape of the reply of each probe that declares one (autograder.sandbox.replies)
 
 
-def probe(function: Callable[..., Any]) -> Callable[..., Any]:
-    """Register ``function`` under its own name."""
-    if function.__name__ in PROBES:
-        raise ValueError(f"probe {function.__name__!r} is defined twice")
-    PROBES[function.__name__] = function
-    return function
+def probe(
+    function: Callable[..., Any] | None = None, *, reply: Shape | None = None
+) -> Callable[..., Any] | Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register ``function`` under its own name (``@probe``), with the shape of its reply (``@probe(reply=...)``),
+    which the grader checks before it reads the reply."""
+
+    def register(function: Callable[..., Any]) -> Callable[..., Any]:
+        if function.__name__ in PROBES:
+            raise ValueError(f"probe {function.__name__!r} is defined twice")
+        PROBES[function.__name__] = function
+        if reply is not None:
+            REPLIES[function.__name__] = reply
+        return function
+
+    return register(function) if function is not None else register
 
 
 for _info in pkgutil.iter_modules(__path__):

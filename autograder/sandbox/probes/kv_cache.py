@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from autograder.sandbox import replies
 from autograder.sandbox.probes import Load, probe
 
 
@@ -31,7 +32,7 @@ def _contents(cache: Any) -> tuple[Any, Any, Any]:
     return len(cache), _copy(keys), _copy(values)
 
 
-@probe
+@probe(reply=replies.sequence(replies.sequence(length=3)))
 def kv_cache_appends(load: Load, keys: list, values: list) -> list:
     """Append ``(keys[i], values[i])`` to a fresh ``KVCache`` in turn; after each, its length, keys and values."""
     cache = load("kv_cache").KVCache()

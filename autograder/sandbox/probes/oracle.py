@@ -41,45 +41,45 @@ def oracle_sdpa(
         return F.scaled_dot_product_attention(*tensors, attn_mask=given, dropout_p=0.0).double().numpy()
 
 
-def _backends() -> dict[str, object]:
-    """torch's SDPA backends by the lower-case first word of their enum name ("flash", "math", ...).
-
-    Read from ``SDPBackend`` itself rather than listed by hand, so the kit ships no table of kernels.
-    """
-    from torch.nn.attention import SDPBackend
-
-    members = SDPBackend.__members__.items()  # a pybind11 enum: its members by name
-    return {name.split("_")[0].lower(): backend for name, backend in members if name != "ERROR"}
+# SDPA's fused kernels, by the ATen operators that run them; its "math" kernel is the formula in plain operators.
+FUSED_KERNELS = {
+    "flash": "_scaled_dot_product_flash_attention",
+    "efficient": "_scaled_dot_product_efficient_attention",
+    "cudnn": "_scaled_dot_product_cudnn_attention",
+}
 
 
 @probe
-def oracle_kernel_runs(
-    load: Load, kernel: str, Q: np.ndarray, K: np.ndarray, V: np.ndarray, mask: np.ndarray | None
-) -> bool:
-    """Whether the SDPA kernel named ``kernel`` ("flash", "math", ...) accepts these inputs here, by itself.
+def oracle_sdpa_kernel(load: Load, Q: np.ndarray, K: np.ndarray, V: np.ndarray, mask: np.ndarray | None) -> str:
+    """The kernel ``scaled_dot_product_attention`` picks by itself for these inputs as CPU float32 tensors (the
+    contract's ``torch_attention``): "flash", "efficient" or "cudnn" when the operator of that fused kernel is
+    dispatched, else "math" (the plain formula, which runs as ordinary operators).
 
-    It asks ``sdpa_kernel`` to allow only that kernel and runs the inputs as CPU float32 tensors (a kernel that
-    declines them raises). Where a GPU is visible the student's code may have used it, so every known kernel
-    counts as possible.
+    Watched with a ``TorchDispatchMode``, which sees every ATen operator dispatched under it: torch's own profiler
+    would say the same, but writes its start and stop to the process's stderr.
     """
     import torch
     import torch.nn.functional as F
-    from torch.nn.attention import sdpa_kernel
+    from torch.utils._python_dispatch import TorchDispatchMode
 
-    backend = _backends().get(kernel)
-    if backend is None:
-        return False
-    if torch.cuda.is_available():
-        return True
+    class Dispatched(TorchDispatchMode):
+        def __init__(self) -> None:
+            super().__init__()
+            self.names: list[str] = []
+
+        def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+            self.names.append(str(func))
+            return func(*args, **(kwargs or {}))
+
     q, k, v = (torch.as_tensor(np.asarray(a), dtype=torch.float32) for a in (Q, K, V))
     bool_mask = None if mask is None else torch.as_tensor(np.asarray(mask, dtype=bool))
-    try:
-        with torch.no_grad(), warnings.catch_warnings(), sdpa_kernel(backend):
-            warnings.simplefilter("ignore")
-            F.scaled_dot_product_attention(q, k, v, attn_mask=bool_mask)
-    except RuntimeError:
-        return False
-    return True
+    with torch.no_grad(), warnings.catch_warnings(), Dispatched() as seen:
+        warnings.simplefilter("ignore")
+        F.scaled_dot_product_attention(q, k, v, attn_mask=bool_mask, dropout_p=0.0)
+    for kernel, operator in FUSED_KERNELS.items():
+        if any(operator in name for name in seen.names):
+            return kernel
+    return "math"
 
 
 @probe

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from autograder.i18n import N_, Nn_, _, counted
+from autograder.sandbox import replies
 from autograder.sandbox.probes import Load, probe
 
 MAX_ITEMS = 64  # numbers and strings in one answer, all levels together
@@ -92,7 +93,10 @@ def _refused(status: str, why: str, **fields: Any) -> dict:
     return {"status": status, "value": None, "detail": sentence(why, fields), "why": why, "fields": fields}
 
 
-@probe
+STATUS = ("ok", "missing", "not_plain", "no_dict", "raised")
+
+
+@probe(reply=replies.record(status=replies.one_of(*STATUS), value=replies.anything, detail=replies.text))
 def prediction(load: Load, question_id: str) -> dict:
     """The student's answer to ``question_id``: ``{"status": ..., "value": ..., "detail": ...}``.
 
@@ -169,7 +173,7 @@ class _Chapter:
             return raw
 
 
-@probe
+@probe(reply=replies.record(status=replies.one_of(*STATUS), value=replies.anything))
 def own_value(load: Load, compute: str, catalog: str) -> dict:
     """What a question's ``compute`` code gives with the student's own modules in place of the reference.
 

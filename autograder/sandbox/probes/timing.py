@@ -1,14 +1,12 @@
-"""Probes of the timing step: describe the machine the child measures on.
+"""Probes of the timing step: describe the machine the child measures on, and the grader's timing harness.
 
-Trusted code; it calls no student function. torch is imported inside the
-probe (the child imports this module before any student code, and most steps
-never need torch).
+torch is imported inside each probe (the child imports this module before any student code, and most steps never
+need torch).
 """
 
 from __future__ import annotations
 
 import platform
-import time
 from typing import Any
 
 from autograder.sandbox.probes import Load, probe
@@ -75,61 +73,99 @@ def timing_environment(load: Load, device: str | None, d: int = 64) -> dict:
 
 
 # -- the grader's harness: one kernel call per request ------------------------------------------------------
-# The grader times each kernel request with the CPU clock the child's keeper reads from the kernel's accounting
-# (:meth:`autograder.sandbox.client.Sandbox.child_cpu_ns`), bounded by its own wall clock, and checks every
-# result; these probes only hold the grader's inputs between requests and run the kernels. The CPU nanoseconds
-# they return (the calling thread's, from a reference to the clock taken when this module was imported) are
-# what the child says of itself: student code in this process can change them, so the grader trusts them for
-# nothing.
-_CPU_NS = time.thread_time_ns
+# These probes only hold the grader's inputs between requests, call the student's kernels on them and hand back
+# what the kernels returned. The grader times each kernel request from outside the child (the keeper's reading of
+# the child's CPU clocks, bounded by the grader's own wall clock around the request; on a GPU that wall clock,
+# with the CUDA events recorded here around the call accepted only where they agree with it) and compares every
+# result with the reference: nothing this module computes or returns decides a verdict on its own, so student
+# code that replaced it could only hand back other results, which the grader checks.
 _STATE: dict[str, Any] = {}
-KIT_DECODER = {"vocab": 256, "d_model": 64, "n_heads": 4, "n_layers": 2, "seed": 16, "start": 0}
+
+
+def _device(torch: Any, device: str) -> Any:
+    """The torch device of the harness (``"cpu"`` or a CUDA device)."""
+    return torch.device(device)
+
+
+def _sync(torch: Any, device: Any) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def _events(torch: Any, device: Any) -> tuple[Any, Any] | None:
+    """A started pair of CUDA events on ``device`` (None on a CPU)."""
+    if device.type != "cuda":
+        return None
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    return start, end
+
+
+def _elapsed(events: tuple[Any, Any] | None) -> float | None:
+    """Seconds between the pair's two records (the second is recorded now), after both happened; None on a CPU."""
+    if events is None:
+        return None
+    start, end = events
+    end.record()
+    end.synchronize()
+    return float(start.elapsed_time(end)) / 1e3
 
 
 @probe
-def timing_noop(load: Load) -> None:
-    """Nothing: the grader's measure of one request's round trip."""
-    return None
+def timing_noop(load: Load, device: str = "cpu") -> None:
+    """Nothing but what every timed request also does (on a GPU, a synchronisation): the grader's round trip."""
+    import torch
+
+    if device != "cpu":
+        _sync(torch, _device(torch, device))
 
 
 @probe
-def timing_prepare(load: Load, n: int, d: int, seed: int) -> None:
-    """Make the grader's inputs (``numpy.random.default_rng(seed)``, float32, ``Q``, ``K``, ``V`` in that order)."""
+def timing_prepare(load: Load, device: str = "cpu") -> None:
+    """Get ready to time on ``device``: one torch thread (the measurement is of one thread, as the handout's timing
+    functions take it), no output kept."""
+    import torch
+
+    _STATE["device"] = _device(torch, device)
+    _STATE.pop("output", None)
+    torch.set_num_threads(1)
+    _sync(torch, _STATE["device"])
+
+
+@probe
+def timing_call(load: Load, kernel: str, seed: int, n: int, d: int, r: Any) -> tuple[Any, float | None]:
+    """One forward pass of ``kernel`` on new inputs made inside the request, and the output's rows projected on
+    the grader's random vector ``r`` ``[d]``: ``(projection [n], CUDA seconds or None)``.
+
+    The inputs are ``numpy.random.default_rng(seed)``'s float32 ``Q``, ``K``, ``V`` ``(1, 1, n, d)``, in that order
+    (the grader makes the same ones): every call has inputs of its own, drawn from a seed it learns only with the
+    request, so nothing can be remembered, prepared or carried over from another call. ``kernel``: ``naive`` or
+    ``causal_naive`` (the student's ``naive_attention``), ``sdpa`` (torch's), or ``none`` (no attention: the output
+    is ``V``; the grader's baseline, which costs all the rest of a request). The projection needs every output row,
+    so a kernel whose work is put off until it is read is charged for it here; the output is kept for
+    :func:`timing_output`, which the grader asks for rows it picks afterwards.
+    """
     import numpy as np
     import torch
 
+    _STATE.pop("output", None)  # freed before the call, as a timing loop frees its last output
+    where = _STATE["device"]
     rng = np.random.default_rng(seed)
-    _STATE["prepared"] = tuple(torch.from_numpy(rng.standard_normal((1, 1, n, d), dtype=np.float32)) for _ in range(3))
-    _STATE["inputs"] = _STATE["prepared"]
-    _STATE.pop("output", None)
-    torch.set_num_threads(1)  # the measurement is of one thread, as the handout's timing functions take it
-
-
-@probe
-def timing_shift(load: Load, q_shift: float, v_shift: float) -> None:
-    """The next call's inputs: the prepared ``Q + q_shift``, ``K``, ``V + v_shift`` (float32, made here, before
-    the timed request), so that no call sees inputs an earlier one saw and a remembered answer is wrong."""
-    Q, K, V = _STATE["prepared"]
-    _STATE["inputs"] = (Q + q_shift, K, V + v_shift)
-    _STATE.pop("output", None)
-
-
-@probe
-def timing_run(load: Load, kernel: str) -> int:
-    """One forward pass of ``kernel`` (``naive``, ``causal_naive``: the student's ``naive_attention``; ``sdpa``:
-    torch's) on the current inputs; the output is kept for :func:`timing_output`. Returns the calling thread's
-    CPU nanoseconds (untrusted: the grader times the request with the keeper's clock)."""
-    import torch
-
-    Q, K, V = _STATE["inputs"]
-    started = _CPU_NS()
+    Q, K, V = (torch.from_numpy(rng.standard_normal((1, 1, n, d), dtype=np.float32)).to(where) for _ in range(3))
+    direction = torch.as_tensor(r, dtype=torch.float32).to(where)
+    _sync(torch, where)
+    events = _events(torch, where)
     with torch.inference_mode():
-        if kernel == "sdpa":
+        if kernel == "none":
+            output = V
+        elif kernel == "sdpa":
             output = torch.nn.functional.scaled_dot_product_attention(Q, K, V)
         else:
             output = load("timing").naive_attention(Q, K, V, kernel == "causal_naive")
+        projection = output.reshape(-1, output.shape[-1]).to(torch.float32) @ direction  # (n,)
+    seconds = _elapsed(events)
     _STATE["output"] = output
-    return _CPU_NS() - started
+    return projection.cpu(), seconds
 
 
 @probe
@@ -144,103 +180,74 @@ def timing_output(load: Load, rows: list) -> Any:
     return np.asarray(output.detach().reshape(-1, output.shape[-1])[rows].to(torch.float32).cpu().numpy())
 
 
+def _on(torch: Any, weights: dict, where: Any) -> dict:
+    """The grader's decoder weights (tensors from the protocol) on the harness's device."""
+
+    def move(value: Any) -> Any:
+        return value.to(where) if isinstance(value, torch.Tensor) else value
+
+    return {
+        **{key: move(value) for key, value in weights.items() if key != "blocks"},
+        "blocks": [{key: move(value) for key, value in block.items()} for block in weights["blocks"]],
+    }
+
+
 @probe
-def timing_decode_start(load: Load, n_ctx: int) -> None:
-    """A fresh greedy decoding with the kit's decoder (the student's ``toy_gpt``): the start token, an empty cache."""
+def timing_decode_start(load: Load, weights: dict, device: str = "cpu") -> None:
+    """A fresh decoding with the grader's ``weights`` (float32 tensors) and the student's ``toy_gpt``: an empty
+    ``new_cache(weights)`` at position 0."""
     import torch
 
-    gpt = load("toy_gpt")
-    k = KIT_DECODER
-    weights = gpt.random_weights(
-        k["vocab"], k["d_model"], k["n_heads"], k["n_layers"], n_ctx=n_ctx, seed=k["seed"], dtype=torch.float32
-    )
-    _STATE["decode"] = {"weights": weights, "tokens": [k["start"]], "cache": gpt.new_cache(weights)}
+    where = _device(torch, device)
+    on = _on(torch, weights, where)
+    _STATE["decode"] = {"weights": on, "cache": load("toy_gpt").new_cache(on), "position": 0, "device": where}
     torch.set_num_threads(1)
 
 
-def _step(load: Load) -> int:
-    gpt, run = load("toy_gpt"), _STATE["decode"]
-    tokens = run["tokens"]
-    token = int(gpt.gpt_step(run["weights"], tokens[-1], len(tokens) - 1, run["cache"]).argmax())
-    tokens.append(token)
-    return token
+def _logits_row(torch: Any, logits: Any) -> Any:
+    """A returned logits tensor's last row ``[V]`` as float32 on the CPU (what the grader compares)."""
+    return logits.reshape(-1, logits.shape[-1])[-1].to(torch.float32).cpu()
 
 
 @probe
-def timing_decode_fill(load: Load, length: int) -> int:
-    """Generate with the cache (untimed) until the decoding holds ``length`` tokens; how many it holds."""
+def timing_decode_fill(load: Load, tokens: list) -> int:
+    """``gpt_step`` with the cache for each of the grader's ``tokens`` (untimed); how many tokens it holds then."""
     import torch
 
+    run, gpt = _STATE["decode"], load("toy_gpt")
     with torch.inference_mode():
-        while len(_STATE["decode"]["tokens"]) < length:
-            _step(load)
-    return len(_STATE["decode"]["tokens"])
+        for token in tokens:
+            gpt.gpt_step(run["weights"], int(token), run["position"], run["cache"])
+            run["position"] += 1
+    return int(run["position"])
 
 
 @probe
-def timing_decode_step(load: Load) -> tuple[int, int]:
-    """One new token with the KV cache (``gpt_step`` at the next position), appended; ``(its id, CPU ns)`` (the
-    nanoseconds are untrusted, as :func:`timing_run`'s)."""
+def timing_decode_step(load: Load, token: int) -> tuple[Any, float | None]:
+    """``gpt_step`` for the grader's ``token`` at the next position, with the cache: ``(its logits [V], CUDA
+    seconds or None)``."""
     import torch
 
-    started = _CPU_NS()
+    run, gpt = _STATE["decode"], load("toy_gpt")
+    _sync(torch, run["device"])
+    events = _events(torch, run["device"])
     with torch.inference_mode():
-        token = _step(load)
-    return token, _CPU_NS() - started
+        row = _logits_row(torch, gpt.gpt_step(run["weights"], int(token), run["position"], run["cache"]))
+    seconds = _elapsed(events)
+    run["position"] += 1
+    return row, seconds
 
 
 @probe
-def timing_decode_forward(load: Load) -> tuple[int, int]:
-    """The next token without a cache (``gpt_forward`` over the whole prefix), not appended; ``(its id, CPU ns)``
-    (the nanoseconds are untrusted, as :func:`timing_run`'s)."""
+def timing_decode_forward(load: Load, tokens: list) -> tuple[Any, float | None]:
+    """``gpt_forward`` over the grader's whole prefix ``tokens``, no cache: ``(the last position's logits [V],
+    CUDA seconds or None)``."""
     import torch
 
-    gpt, run = load("toy_gpt"), _STATE["decode"]
-    started = _CPU_NS()
+    run, gpt = _STATE["decode"], load("toy_gpt")
+    prefix = torch.tensor([int(t) for t in tokens], device=run["device"])
+    _sync(torch, run["device"])
+    events = _events(torch, run["device"])
     with torch.inference_mode():
-        token = int(gpt.gpt_forward(run["weights"], torch.tensor(run["tokens"]))[-1].argmax())
-    return token, _CPU_NS() - started
-
-
-class _Slowed:
-    """A kernel the grader made ``factor`` times as much work (it runs ``factor`` times), counting its calls."""
-
-    def __init__(self, function: Any, factor: int) -> None:
-        self.function, self.factor, self.calls = function, factor, 0
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        self.calls += 1
-        for _ in range(self.factor - 1):
-            self.function(*args, **kwargs)
-        return self.function(*args, **kwargs)
-
-
-@probe
-def timing_student_timer(load: Load, function: str, args: list, kwargs: dict, factor: int) -> dict:
-    """Call the student's ``time_attention`` or ``time_decoding`` with the kernels it times made ``factor`` times
-    the work (1: unchanged), counting the kernel calls; the kernels are put back afterwards.
-
-    Returns ``{"value": what it returned, "calls": kernel calls}``.
-    """
-    import torch
-
-    module = load("timing")
-    if function == "time_attention":
-        names = (
-            [(torch.nn.functional, "scaled_dot_product_attention")]
-            if kwargs.get("kind") == "sdpa"
-            else [(module, "naive_attention")]
-        )
-    else:
-        names = [(module, "gpt_step" if kwargs.get("use_cache", True) else "gpt_forward")]
-    slowed = [(owner, name, _Slowed(getattr(owner, name), factor)) for owner, name in names]
-    for owner, name, wrapper in slowed:
-        setattr(owner, name, wrapper)
-    try:
-        value = getattr(module, function)(*args, **kwargs)
-    finally:
-        for owner, name, wrapper in slowed:
-            setattr(owner, name, wrapper.function)
-    if isinstance(value, tuple):
-        value = list(value)
-    return {"value": value, "calls": sum(wrapper.calls for _, _, wrapper in slowed)}
+        row = _logits_row(torch, gpt.gpt_forward(run["weights"], prefix))
+    return row, _elapsed(events)

@@ -1,4 +1,4 @@
-"""Probes of the toy GPT step: drive the student's decoder through its KV cache, and watch ``generate``.
+"""Probes of the toy GPT step: drive the student's decoder through its KV cache, and run ``generate`` on one path.
 
 The weights arrive as a dict of torch tensors (the grader wraps each array in
 ``AsTorch``); logits go back as arrays. Nothing here imports torch.
@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from autograder.sandbox import replies
 from autograder.sandbox.probes import Load, probe
 
 
@@ -24,7 +25,7 @@ def _lengths(cache: Any) -> list[list[Any]]:
     return [[len(head) for head in layer] for layer in cache]
 
 
-@probe
+@probe(reply=replies.sequence(replies.sequence(replies.sequence(length=2))))
 def toy_gpt_new_cache(load: Load, weights: dict) -> list:
     """``new_cache(weights)``: for each layer and head, the cache's type name and its length."""
     cache = load("toy_gpt").new_cache(weights)
@@ -43,34 +44,30 @@ def toy_gpt_cached_steps(load: Load, weights: dict, tokens: list) -> tuple:
     return rows, _lengths(cache)
 
 
-class _Counted:
-    """A module function that counts its calls."""
+class WrongPath(Exception):
+    """``generate`` reached the model function its ``use_cache`` rules out (the grader decides by this class's
+    name)."""
 
-    def __init__(self, function: Callable[..., Any]) -> None:
-        self.function, self.calls = function, 0
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        self.calls += 1
-        return self.function(*args, **kwargs)
+def _refusing(name: str, use_cache: bool) -> Callable[..., Any]:
+    def refused(*args: Any, **kwargs: Any) -> Any:
+        raise WrongPath(f"generate(use_cache={use_cache}) called {name}")
+
+    return refused
 
 
 @probe
-def toy_gpt_generate(load: Load, weights: dict, prompt: list, n_new: int) -> dict:
-    """``generate(weights, prompt, n_new, use_cache=...)`` with and without the cache, counting the model calls.
-
-    Returns ``{"cache": run, "no_cache": run}``, each run ``(what generate
-    returned, calls of gpt_step, calls of gpt_forward)`` (the module's
-    functions are counted while ``generate`` runs, then put back).
-    """
+def toy_gpt_generate(load: Load, weights: dict, prompt: list, n_new: int, use_cache: bool) -> Any:
+    """``generate(weights, prompt, n_new, use_cache=use_cache)``: what it returned. While it runs, the model
+    function the flag rules out (``gpt_forward`` with the cache, ``gpt_step`` without it) is replaced by one that
+    raises :class:`WrongPath`, so the path ``generate`` took shows in its outcome, not in a count kept here; it is
+    put back afterwards."""
     module = load("toy_gpt")
-    runs = {}
-    for name, use_cache in (("cache", True), ("no_cache", False)):
-        step, forward = _Counted(module.gpt_step), _Counted(module.gpt_forward)
-        module.gpt_step, module.gpt_forward = step, forward
-        try:
-            result = module.generate(weights, list(prompt), n_new, use_cache=use_cache)
-        finally:
-            module.gpt_step, module.gpt_forward = step.function, forward.function
-        parts = tuple(_copy(part) for part in result) if isinstance(result, tuple) else _copy(result)
-        runs[name] = (parts, step.calls, forward.calls)
-    return runs
+    name = "gpt_forward" if use_cache else "gpt_step"
+    original = getattr(module, name)
+    setattr(module, name, _refusing(name, use_cache))
+    try:
+        result = module.generate(weights, list(prompt), n_new, use_cache=use_cache)
+    finally:
+        setattr(module, name, original)
+    return tuple(_copy(part) for part in result) if isinstance(result, tuple) else _copy(result)
