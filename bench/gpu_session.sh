@@ -3,15 +3,18 @@
 #
 #   OUT=<folder> bench/gpu_session.sh [cpu|cuda]
 #
-# Writes into OUT: log.txt (everything printed), doctor.txt (`attnlab doctor`),
-# run1.json .. run3.json (three full `attnlab timing --device DEVICE` reports of the reference, each graded with
-# `attnlab grade --step timing`), harness.json (three runs of the grader's own timing of the reference's kernels,
-# bench/gpu_harness.py), cuda_calibration.json (the windows bench/gpu_windows.py makes of them) and grade.json
-# (run 1's report graded with the reference against those windows, the grader timing the kernels on the device). The kit runs from a world-readable copy (/tmp/attnlab-kit), so that any isolation layer can read it;
-# bubblewrap is taken from .tools/ when the machine has none (.tools/bwrap.bin and its libraries, carried). If the
-# first run fails, the next isolation layer down is tried. RUNS_FROM=<folder in the kit> takes the three reports
-# from an earlier session instead of measuring them again. Last, lab.json: the whole lab of the reference graded. `cpu` runs the same on the CPU (what this script's own
-# check runs before a GPU is spent). Stops starting new work after BUDGET_S seconds (default 480).
+# Writes into OUT: log.txt (everything printed), doctor.txt (`attnlab doctor`), run1.json .. run3.json (three full
+# `attnlab timing --device DEVICE` reports of the reference, each graded with `attnlab grade --step timing`),
+# harness.json (three runs of the grader's own timing of the reference's kernels, bench/gpu_harness.py),
+# cuda_calibration.json (the windows bench/gpu_windows.py makes of them), grade.json (run 1's report graded with
+# the reference against those windows, the grader timing the kernels on the device) and lab.json (the whole lab of
+# the reference graded there). RUNS_FROM=<folder in the kit> takes the three reports from an earlier session
+# instead of measuring them again (then run*.json are not written); GPU_TESTS="<pytest selection>" also runs the
+# kit's tests that run only on a GPU (tests.txt). The kit runs from a world-readable copy (/tmp/attnlab-kit), so
+# that any isolation layer can read it; bubblewrap is taken from .tools/ when the machine has none (.tools/bwrap.bin
+# and its libraries, carried). If the first run fails, the next isolation layer down is tried. `cpu` runs the same
+# on the CPU (what this script's own check runs before a GPU is spent). Stops starting new work after BUDGET_S
+# seconds (default 480).
 set -uo pipefail
 device="${1:-cuda}"
 : "${OUT:?set OUT to the folder the results go to}"
@@ -105,5 +108,14 @@ if (( $(left) > 30 )); then
     say "the whole lab of the reference, graded here"
     timeout $(( $(left) > 120 ? 120 : $(left) )) "$python" -m autograder grade solutions/lab07_attention \
         --json "$OUT/lab.json" | tail -22 || say "the whole-lab grade failed"
+fi
+if [[ -n "${GPU_TESTS:-}" ]] && (( $(left) > 30 )); then  # the kit's tests that run only where a GPU is
+    say "the kit's GPU tests, with the committed windows: $GPU_TESTS"
+    if [[ -f "$source_tree/autograder/data/cuda_calibration.json" ]]; then
+        cp "$source_tree/autograder/data/cuda_calibration.json" autograder/data/cuda_calibration.json
+    fi
+    # shellcheck disable=SC2086
+    timeout $(( $(left) > 300 ? 300 : $(left) )) "$python" -m pytest $GPU_TESTS -n 0 -q -p no:randomly -rs 2>&1 \
+        | tee "$OUT/tests.txt" | tail -25 || say "the GPU tests failed"
 fi
 say "done"

@@ -84,7 +84,7 @@ def test_every_harness_run_meets_the_harness_windows() -> None:
 
 
 TRIP = verified.Spent(wall=0.2e-3, cpu=0.1e-3)
-BASELINE = verified.Spent(wall=1.0e-3, cpu=0.5e-3)  # the same request without the kernel (shift, projection, reply)
+BASELINE = verified.Spent(wall=1.0e-3, cpu=0.5e-3, slowest=1.4e-3)  # the request without the kernel, 5 times
 
 
 @pytest.mark.parametrize(
@@ -92,7 +92,7 @@ BASELINE = verified.Spent(wall=1.0e-3, cpu=0.5e-3)  # the same request without t
     [
         (3.0e-3, 3.0e-3),  # CUDA events that agree with the grader's clock count as they are
         (None, 3.2e-3),  # none: the wall time less the baseline's
-        (0.1e-3, 1.6e-3),  # a claim far below what the grader's clock saw: at least half of it
+        (0.1e-3, 1.4e-3),  # a claim far below what the grader's clock saw: at least half of it
         (9.0e-3, 4.0e-3),  # above the whole request less an empty one: capped
         (float("nan"), 3.2e-3),
     ],

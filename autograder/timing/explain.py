@@ -107,8 +107,8 @@ NOT_MEASURING = {
         "grader's clock, outside your code, saw it spend less than {share} of that work"
     ),
     "disagrees": N_(
-        "the time the grader measured for the same kernel at the same size, within a factor of {factor} (more "
-        "only when the machine was busy and your timer reads the wall clock)"
+        "the time the grader measured for the same kernel at the same size: at least 1/{below} of it and at most "
+        "{factor} times it (more only when the machine was busy and your timer reads the wall clock)"
     ),
     "ignores_n": N_("times that follow n as the grader's measurement of the same kernel does"),
 }

@@ -133,5 +133,31 @@ def test_attnlab_grade_fails_them_too(name: str, tmp_path: Path) -> None:
     tests = json.loads(out.read_text(encoding="utf-8"))["tests"]
     for step, check in evidence.MUST_FAIL[name]:
         title = tasks.step(step).title
-        targeted = [t for t in tests if t["name"].startswith(title) and t["score"] < t["max_score"]]
+        # a check for review has no score yet (Gradescope's neutral state): it earned nothing either
+        targeted = [t for t in tests if t["name"].startswith(title) and t.get("score", 0) < t["max_score"]]
         assert targeted, (name, step, check, [t["name"] for t in tests])
+
+
+GPU_ATTACKS = ("memoise", "lazy", "clocks", "detects_measured", "half_precision", "stale_buffer", "fake_decoder")
+
+
+def _cuda() -> bool:
+    import torch
+
+    return bool(torch.cuda.is_available())
+
+
+@pytest.mark.skipif(not _cuda(), reason="no CUDA device here: the GPU path of these attacks runs on a GPU machine")
+@pytest.mark.parametrize("name", GPU_ATTACKS)
+def test_the_timing_attacks_fail_on_the_gpu_too(name: str, tmp_path: Path) -> None:
+    """With a CUDA report (the reference's, from an H200) the grader times the kernels on the GPU itself: every
+    timing attack fails there as on a CPU."""
+    folder = evidence.HAND_INS[name](tmp_path, name)
+    shutil.rmtree(folder / "reports", ignore_errors=True)
+    (folder / "reports").mkdir()
+    shutil.copy(kit.ROOT / "tests" / "data" / "timing_cuda" / "run1.json", folder / "reports" / "timing.json")
+    result = kit.grade(folder, steps=("timing",)).step("timing")
+    failed = {check.name for check in result.failed}
+    targets = {check for step, check in evidence.MUST_FAIL[name] if step == "timing"}
+    assert targets <= failed, (name, sorted(failed), [c.message for c in result.failed])
+    assert not any(check.internal_error for check in result.checks)

@@ -746,7 +746,9 @@ def test_timing_functions(lab: Lab, measured: verified.Measurement) -> None:
         timer = timers[finding.timer]
         Got(lab.step, timer.call, timer.value).fail(
             _(explain.NOT_MEASURING[finding.kind]).format(
-                factor=f"{verified.AGREE_FACTOR:g}", share=f"{verified.RUN_FRACTION:.0%}"
+                factor=f"{verified.AGREE_FACTOR:g}",
+                below=f"{verified.AGREE_BELOW:g}",
+                share=f"{verified.RUN_FRACTION:.0%}",
             ),
             _finding_text(finding),
         )
