@@ -125,7 +125,9 @@ def _probe_namespaces() -> tuple[bool, str]:
         return False, f"bubblewrap could not be started ({error})"
     answer = done.stdout.strip().splitlines()[-1:] or done.stderr.strip().splitlines()[-1:] or ["no answer"]
     if done.returncode == 0 and answer == ["ok"]:
-        mode = "as root, privileged; student code runs as a uid of its own" if running_as_root() else "in a user namespace"
+        mode = "in a user namespace"
+        if running_as_root():
+            mode = "as root, privileged; student code runs as a uid of its own per child"
         answer = f"bubblewrap {bwrap.executable()} works ({mode})"
         probecache.remember(bwrap.executable(), answer)
         return True, answer
