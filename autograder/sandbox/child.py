@@ -73,9 +73,11 @@ class CappedText(io.TextIOBase):
 
 
 def _set_limits(limits: dict) -> None:
-    """Hard process limits; the per-call CPU limit is armed before each call. ``nproc``: the processes and threads
-    of this child's uid (the launcher's count, :func:`autograder.sandbox.launcher.process_cap`; None: none, a pids
-    cgroup may still cap them). Then the seccomp filter: no memory outside every limit (memfd, shared memory)."""
+    """The seccomp filter (no memory outside every limit: memfd, shared memory), then hard process limits; the
+    per-call CPU limit is armed before each call. ``nproc``: the processes and threads of this child's uid (the
+    launcher's count, :func:`autograder.sandbox.launcher.process_cap`; None: none, a pids cgroup may still cap
+    them)."""
+    seccomp.install()
     for name, value in (
         ("RLIMIT_AS", limits["memory_bytes"]),
         ("RLIMIT_FSIZE", limits["file_bytes"]),
@@ -88,7 +90,6 @@ def _set_limits(limits: dict) -> None:
             resource.setrlimit(getattr(resource, name), (value, value))
     resource.setrlimit(resource.RLIMIT_CPU, (limits["cpu_total_s"], limits["cpu_total_s"] + 1))
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # an oversized write fails instead of killing
-    seccomp.install()
 
 
 def _arm_cpu_limit(seconds: int) -> None:

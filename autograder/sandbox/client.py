@@ -12,8 +12,10 @@ is :class:`~autograder.sandbox.outcome.Malformed`.
 
 A hang costs seconds, not minutes: a function that did not return is never
 called again (in this sandbox or a later one sharing its :class:`Hangs`), and
-every module's copy of it in later children fails at once; each sandbox (one
-per step) has a time budget after which its calls are skipped.
+every module's copy of it in later children fails at once; so is a function
+whose failed calls took as long as a hang in all (a slow failure is paid once,
+not on every call); each sandbox (one per step) has a time budget after which
+its calls are skipped.
 """
 
 from __future__ import annotations

@@ -272,21 +272,19 @@ def doctor_lines() -> list[str]:
 def walls_lines(level: Level) -> list[str]:
     """What bounds each child's processes, threads and memory here at ``level`` (for ``attnlab doctor``)."""
     groups, (filtered, filter_why) = cgroup.support(), seccomp.available()
-    if groups.gives("pids"):
-        processes = "a pids cgroup per child"
-    elif level == Level.USER or (level == Level.NAMESPACES and running_as_root()):
-        processes = "RLIMIT_NPROC of the child's own uid"
+    processes = ["a pids cgroup per child"] if groups.gives("pids") else []
+    if level == Level.USER or (level == Level.NAMESPACES and running_as_root()):
+        processes.append("RLIMIT_NPROC of the child's own uid")
     elif level == Level.NAMESPACES:
-        processes = "RLIMIT_NPROC in the child's own user namespace"
-    elif running_as_root() or not sys.platform.startswith("linux"):
-        processes = "nothing (no cgroup, and rlimits do not bind root) but the audit hook's refusal of processes"
-    else:
-        processes = "RLIMIT_NPROC above what the grader's uid runs (approximate: the uid is shared)"
-    memory = "a memory cgroup per child, wherever it lives" if groups.gives("memory") else "the address space only"
+        processes.append("RLIMIT_NPROC in the child's own user namespace")
+    elif not running_as_root() and sys.platform.startswith("linux"):
+        processes.append("RLIMIT_NPROC above what the grader's uid runs (approximate: the uid is shared)")
+    processes = processes or ["nothing (rlimits do not bind root; the audit hook refuses processes, not threads)"]
+    memory = "a memory cgroup per child (wherever it lives), and " if groups.gives("memory") else "no cgroup: only "
     return [
         "Resource walls of each child (processes and threads; memory):",
-        f"  processes and threads: {processes}",
-        f"  memory: {memory}; address space per process (RLIMIT_AS) in every layer",
+        f"  processes and threads: {'; '.join(processes)}",
+        f"  memory: {memory}the address space of each process (RLIMIT_AS)",
         f"  memfd and shared memory: {filter_why if filtered else f'not refused ({filter_why})'}",
         f"  cgroups: {groups.why or 'none'}",
         "  the out-of-memory killer takes student processes first (oom_score_adj 1000)",
