@@ -255,3 +255,17 @@ def test_an_honest_slow_function_and_a_quick_failure_are_never_charged(quick: Sa
     quick_failures = [quick.run_call("hogs", "fast_failure") for _ in range(40)]
     assert all(isinstance(f, out.Raised) and f.message == "failed at once" for f in quick_failures)
     assert quick.hangs.costly == {}
+
+
+def test_doctor_says_which_walls_this_machine_gives(capsys: pytest.CaptureFixture[str]) -> None:
+    from autograder import cli
+
+    assert cli.main(["doctor"]) == 0
+    said = capsys.readouterr().out
+    assert "Resource walls of each child" in said and "oom_score_adj 1000" in said
+    if cgroup.support().gives("pids"):
+        assert "processes and threads: a pids cgroup per child" in said
+    if cgroup.support().gives("memory"):
+        assert "memory: a memory cgroup per child (wherever it lives)" in said
+    if seccomp.available()[0]:
+        assert "seccomp refuses memfd_create, memfd_secret, shmget, mq_open" in said

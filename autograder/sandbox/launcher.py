@@ -33,7 +33,7 @@ from autograder.sandbox import bwrap, cgroup, environment, isolation, linux, wri
 from autograder.sandbox.isolation import Level
 from autograder.sandbox.keeper import CPU_QUERY
 
-USER_UID_BASE = 1 << 31  # the user layer's student uids: one per sandbox, never a real account's
+USER_UID_BASE = 1 << 31  # student uids as root (user layer, namespaces layer): one per sandbox, no real account
 STOP_WAIT_S = 1.0  # for a child to end after its request pipe closed
 KILL_WAIT_S = 5.0  # for a keeper to end everything after it was told to
 CPU_WAIT_S = 2.0  # for a keeper's answer to a CPU query
@@ -56,7 +56,7 @@ def student_ids(level: Level) -> tuple[int | None, int | None]:
     read each other's processes, and the kernel's count of a uid's processes and threads (``RLIMIT_NPROC``) is
     the count of that one child's, never of a classmate graded alongside."""
     if level == Level.USER or (level == Level.NAMESPACES and isolation.running_as_root()):
-        uid = USER_UID_BASE + (os.getpid() % (1 << 22)) * 16 + next(_sequence) % 16
+        uid = USER_UID_BASE + (os.getpid() % (1 << 22)) * 64 + next(_sequence) % 64  # below 2**32 - 1
         return uid, uid
     return None, None
 
@@ -301,10 +301,13 @@ def start(
         "checked": level > Level.HOOK,
         "cpus": sorted(cpus) if cpus else None,
     }
+    group = None
     try:
         group = cgroup.make(limits.get("memory_bytes"), limits.get("processes"))
         joins = tuple(group.open_procs()) if group is not None else ()
     except OSError as error:
+        if group is not None:
+            group.remove()
         for fd in () if source is None else (source,):
             os.close(fd)
         if remove is not None:
