@@ -8,6 +8,7 @@ system's wall. ``tests/attacks/test_resources.py`` grades the same attacks throu
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,85 +23,16 @@ from tests import layers
 
 PROCESSES = 24  # the cap these tests set (Limits.processes): far below what the attacks try
 MEMORY = 1 << 30  # the address space and, where a cgroup counts it, all the memory of one child
-HOGS = """
-import ctypes, os, threading, time
+ATTACKS = Path(__file__).parent / "attacks"
+WALLS = """
+import os, time
 
-HELD = []
-
-
-def threads(limit=3000, hold=False):
-    threading.stack_size(64 << 10)  # small stacks: the address space is not what stops them
-    stop = threading.Event()
-    started = []
-    try:
-        for _ in range(limit):
-            thread = threading.Thread(target=stop.wait, daemon=True)
-            thread.start()
-            started.append(thread)
-    except RuntimeError:
-        pass
-    if hold:
-        HELD.append(stop)
-    else:
-        stop.set()
-        for thread in started:
-            thread.join()
-    return len(started)
+import hogs
+import shm
 
 
-def forks(limit=1000):
-    pids = []
-    try:
-        for _ in range(limit):
-            pid = os.fork()
-            if pid == 0:
-                time.sleep(60)
-                os._exit(0)
-            pids.append(pid)
-    except BlockingIOError:
-        pass
-    for pid in pids:
-        os.kill(pid, 9)
-        os.waitpid(pid, 0)
-    return len(pids)
-
-
-def memfd(mib=2048):
-    fd = os.memfd_create("hog")
-    for _ in range(mib):
-        os.write(fd, b"\\1" * (1 << 20))
-    return mib
-
-
-def sysv_shm():
-    libc = ctypes.CDLL(None, use_errno=True)
-    segment = libc.shmget(0, 1 << 20, 0o1000 | 0o600)  # IPC_PRIVATE, IPC_CREAT
-    if segment < 0:
-        raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
-    libc.shmctl(segment, 0, None)  # IPC_RMID: never left behind, even where the wall failed
-    return segment
-
-
-def message_queue():
-    libc = ctypes.CDLL(None, use_errno=True)
-    queue = libc.mq_open(b"/attnlab-hog", os.O_CREAT | os.O_RDWR, 0o600, None)
-    if queue < 0:
-        raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
-    libc.mq_unlink(b"/attnlab-hog")
-    return queue
-
-
-def unlinked_files(folder, mib=1536):
-    held, written = [], 0
-    while written < mib:
-        path = os.path.join(folder, f"hog-{os.getpid()}-{len(held)}")
-        fd = os.open(path, os.O_CREAT | os.O_WRONLY, 0o600)
-        os.unlink(path)  # no quota sees it any more, and it lives as long as the descriptor
-        held.append(fd)
-        for _ in range(16):
-            os.write(fd, b"\\1" * (1 << 20))
-            written += 1
-    return written
+def unlinked_files(folder):
+    return shm.unlinked(folder, f"hog-{os.getpid()}", 1536)
 
 
 def oom_score():
@@ -136,6 +68,14 @@ def fast_failure():
 """
 
 
+def _folder(folder: Path) -> Path:
+    """The attack suite's hogs (``tests/attacks/hogs.py``, ``shm.py``) and :data:`WALLS` in ``folder``."""
+    for name, source in (("hogs.py", "hogs.py"), ("shm.py", "shm.py"), ("_attempts.py", "attempts.py")):
+        shutil.copyfile(ATTACKS / source, folder / name)
+    (folder / "walls.py").write_text(WALLS)
+    return folder
+
+
 def _settings() -> list[tuple[Level, bool]]:
     """Every layer here, with this machine's cgroups and (where it gives them) without."""
     found = [(level, False) for level in layers.testable()]
@@ -147,8 +87,7 @@ def _settings() -> list[tuple[Level, bool]]:
 @pytest.fixture(scope="module", params=_settings(), ids=lambda s: f"{s[0].label}-{'cgroups' if s[1] else 'none'}")
 def box(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sandbox]:
     level, groups = request.param
-    folder = tmp_path_factory.mktemp("hogs")
-    (folder / "hogs.py").write_text(HOGS)
+    folder = _folder(tmp_path_factory.mktemp("hogs"))
     before = os.environ.get(cgroup.ENV_SWITCH)
     os.environ[cgroup.ENV_SWITCH] = "1" if groups else "0"
     cgroup.support.cache_clear()
@@ -199,17 +138,17 @@ def test_files_a_child_holds_in_a_memory_file_system_count(box: Sandbox) -> None
     small; elsewhere the child's memory cgroup counts their pages and the kernel ends the child at its limit."""
     if box.isolation < Level.NAMESPACES and not box.groups:  # type: ignore[attr-defined]
         pytest.skip("without a memory cgroup, only the host tmpfs's own size bounds them (the README says so)")
-    found = box.run_call("hogs", "unlinked_files", "/dev/shm")
+    found = box.run_call("walls", "unlinked_files", "/dev/shm")
     if box.isolation == Level.NAMESPACES:
         assert isinstance(found, out.Raised) and "No space left" in found.message, found
     else:
         assert found == out.Crashed("SIGKILL"), found
-    assert box.call("hogs", "oom_score") == 1000  # the next child serves
+    assert box.call("walls", "oom_score") == 1000  # the next child serves
 
 
 def test_the_student_process_is_the_first_the_kernel_ends(box: Sandbox) -> None:
-    assert box.call("hogs", "oom_score") == 1000
-    lowered = box.call("hogs", "lower_oom_score")
+    assert box.call("walls", "oom_score") == 1000
+    lowered = box.call("walls", "lower_oom_score")
     if isolation.running_as_root() and box.isolation > Level.HOOK:  # set with root's privilege: for good
         assert lowered == 1000
     else:  # no lower than the grader's own (student code runs as root in the hook layer as root)
@@ -220,39 +159,37 @@ def test_a_classmate_keeps_its_threads_while_a_bomb_holds_them(box: Sandbox, tmp
     """Two children at once: one holds every thread it may have; the other still starts the threads it needs."""
     if not _capped(box):
         pytest.skip("the hook layer as root without a cgroup caps no threads")
-    (tmp_path / "hogs.py").write_text(HOGS)
     held = box.call("hogs", "threads", 3000, True)
     assert 0 < held < PROCESSES
-    with Sandbox(tmp_path, box.limits, isolation=box.isolation) as classmate:
+    with Sandbox(_folder(tmp_path), box.limits, isolation=box.isolation) as classmate:
         assert classmate.call("hogs", "threads", 8) == 8
     box.close()  # the bomb's child ends; the next test starts a fresh one
 
 
 @pytest.fixture()
 def quick(tmp_path: Path) -> Iterator[Sandbox]:
-    (tmp_path / "hogs.py").write_text(HOGS)
-    with Sandbox(tmp_path, Limits(failing_budget_s=1.0), isolation=layers.strongest()) as sandbox:
+    with Sandbox(_folder(tmp_path), Limits(failing_budget_s=1.0), isolation=layers.strongest()) as sandbox:
         yield sandbox
 
 
 def test_a_function_that_fails_slowly_is_charged_once_like_a_hang(quick: Sandbox) -> None:
-    failed = [quick.run_call("hogs", "slow_failure", 0.4) for _ in range(3)]  # 1.2 s of failed calls: past 1 s
+    failed = [quick.run_call("walls", "slow_failure", 0.4) for _ in range(3)]  # 1.2 s of failed calls: past 1 s
     assert all(isinstance(f, out.Raised) and f.message == "failed, slowly" for f in failed), failed
-    again = quick.run_call("hogs", "slow_failure", 0.4)
+    again = quick.run_call("walls", "slow_failure", 0.4)
     assert isinstance(again, out.Skipped) and again.reason == out.FAILED_COSTLY, again
-    assert again.function == "hogs.slow_failure" and again.seconds >= 1.0
-    said = messages.call_outcome(again, "slow_failure", called="hogs.slow_failure")
+    assert again.function == "walls.slow_failure" and again.seconds >= 1.0
+    said = messages.call_outcome(again, "slow_failure", called="walls.slow_failure")
     assert said.startswith("slow_failure was not called again: its failed calls earlier in grading took"), said
-    reached = quick.run_call("hogs", "calls_slow_failure", 0.4)  # a later child's copy fails at once
+    reached = quick.run_call("walls", "calls_slow_failure", 0.4)  # a later child's copy fails at once
     assert isinstance(reached, out.Skipped) and reached.reason == out.FAILED_COSTLY
-    assert reached.function == "hogs.slow_failure"
-    said = messages.call_outcome(reached, "calls_slow_failure", called="hogs.calls_slow_failure")
-    assert "it calls hogs.slow_failure, whose failed calls earlier in grading took" in said, said
+    assert reached.function == "walls.slow_failure"
+    said = messages.call_outcome(reached, "calls_slow_failure", called="walls.calls_slow_failure")
+    assert "it calls walls.slow_failure, whose failed calls earlier in grading took" in said, said
 
 
 def test_an_honest_slow_function_and_a_quick_failure_are_never_charged(quick: Sandbox) -> None:
-    assert [quick.call("hogs", "slow_success", 0.3) for _ in range(5)] == [1] * 5  # 1.5 s, more than the budget
-    quick_failures = [quick.run_call("hogs", "fast_failure") for _ in range(40)]
+    assert [quick.call("walls", "slow_success", 0.3) for _ in range(5)] == [1] * 5  # 1.5 s, more than the budget
+    quick_failures = [quick.run_call("walls", "fast_failure") for _ in range(40)]
     assert all(isinstance(f, out.Raised) and f.message == "failed at once" for f in quick_failures)
     assert quick.hangs.costly == {}
 

@@ -12,14 +12,15 @@ DONE = []
 CHUNK = b"\1" * (1 << 20)
 
 
-def _unlinked(folder, scratch, limit_mib=3072):
+def unlinked(folder, scratch, limit_mib=3072):
+    """Write files of 16 MiB (the most one file may hold) into ``folder``, each unlinked while open; MiB written."""
     held, written = [], 0
     while written < limit_mib:
         path = os.path.join(folder, f"{scratch}-{len(held)}")
         fd = os.open(path, os.O_CREAT | os.O_WRONLY, 0o600)
         os.unlink(path)  # no quota sees it any more; it lives as long as the descriptor
         held.append(fd)
-        for _ in range(16):  # 16 MiB: the most one file may hold
+        for _ in range(16):
             os.write(fd, CHUNK)
             written += 1
     return written
@@ -29,5 +30,5 @@ def run(targets, x=None):
     if DONE:
         return "ATTACK already ran in this child"
     DONE.append(True)
-    attempt("shm_files", lambda: _unlinked("/dev/shm", targets["scratch"]))
+    attempt("shm_files", lambda: unlinked("/dev/shm", targets["scratch"]))
     return summary()
