@@ -182,6 +182,18 @@ HUNG_EARLIER_INSIDE = N_("stopped at once: it calls {hung}, which did not return
 HUNG_IMPORT_EARLIER = N_("stopped at once: importing {module}.py did not finish within {seconds} s earlier in grading")
 AT_IMPORT = N_("{module}.py (at import)")
 BUDGET_SPENT = N_("was not called: this step's calls already took {seconds} s, its time budget")
+FAILED_COSTLY = N_(
+    "was not called again: its failed calls earlier in grading took {seconds} s in all, as long as a call that "
+    "does not return"
+)
+FAILED_COSTLY_INSIDE = N_(
+    "stopped at once: it calls {function}, whose failed calls earlier in grading took {seconds} s in all, as long "
+    "as a call that does not return"
+)
+FAILED_COSTLY_IMPORT = N_(
+    "stopped at once: importing {module}.py failed earlier in grading, and those imports took {seconds} s in all, "
+    "as long as a call that does not return"
+)
 KILLED_BY_SIGNAL = N_("ended the grading process with signal {signal} ({meaning})")
 EXITED = N_("ended the grading process with exit code {code} (os._exit or a crash in native code)")
 REFUSED = N_("tried something the grading sandbox does not allow ({reason})")
@@ -253,6 +265,8 @@ def _predicate(outcome: outcomes.Failure, function: str) -> str:
         seconds = f"{outcome.seconds or 0:g}"
         if outcome.reason == outcomes.BUDGET_SPENT:
             return _(BUDGET_SPENT).format(seconds=seconds)
+        if outcome.reason == outcomes.FAILED_COSTLY:
+            return _costly(outcome.function or function, function, seconds)
         if outcome.function and outcome.function.endswith(".<module>"):
             return _(HUNG_IMPORT_EARLIER).format(module=outcome.function.rpartition(".")[0], seconds=seconds)
         if outcome.function and not _same_function(outcome.function, function):
@@ -274,6 +288,16 @@ def _predicate(outcome: outcomes.Failure, function: str) -> str:
     if isinstance(outcome, outcomes.WroteTooMuch):
         return _(WROTE_TOO_MUCH).format(limit=f"{outcome.limit_bytes / (1 << 20):.0f}")
     return _(MALFORMED).format(detail=getattr(outcome, "detail", outcome.kind))
+
+
+def _costly(where: str, function: str, seconds: str) -> str:
+    """Why a call was not made: ``where`` (the called ``function`` itself, one it calls, or an import) failed
+    earlier in grading, and those failed calls took ``seconds`` in all."""
+    if where.endswith(".<module>"):
+        return _(FAILED_COSTLY_IMPORT).format(module=where.rpartition(".")[0], seconds=seconds)
+    if not _same_function(where, function):
+        return _(FAILED_COSTLY_INSIDE).format(function=where, seconds=seconds)
+    return _(FAILED_COSTLY).format(seconds=seconds)
 
 
 def _place(function: str) -> str:

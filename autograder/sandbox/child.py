@@ -30,7 +30,7 @@ from types import FrameType, MappingProxyType, ModuleType
 
 import numpy as np
 
-from autograder.sandbox import policy, probes
+from autograder.sandbox import policy, probes, seccomp
 from autograder.sandbox.protocol import MAX_HEADER_BYTES, decode, encode, read_message, write_message
 
 MAX_MESSAGE_CHARS = 500
@@ -73,14 +73,21 @@ class CappedText(io.TextIOBase):
 
 
 def _set_limits(limits: dict) -> None:
-    """Hard process limits; the per-call CPU limit is armed before each call."""
+    """The seccomp filter (no memory outside every limit: memfd, shared memory), then hard process limits; the
+    per-call CPU limit is armed before each call. ``nproc``: the processes and threads of this child's uid (the
+    launcher's count, :func:`autograder.sandbox.launcher.process_cap`; None: none, a pids cgroup may still cap
+    them)."""
+    seccomp.install()
     for name, value in (
         ("RLIMIT_AS", limits["memory_bytes"]),
         ("RLIMIT_FSIZE", limits["file_bytes"]),
         ("RLIMIT_CORE", 0),
         ("RLIMIT_NOFILE", 256),
+        ("RLIMIT_MSGQUEUE", 0),
+        ("RLIMIT_NPROC", limits.get("nproc")),
     ):
-        resource.setrlimit(getattr(resource, name), (value, value))
+        if value is not None and hasattr(resource, name):
+            resource.setrlimit(getattr(resource, name), (value, value))
     resource.setrlimit(resource.RLIMIT_CPU, (limits["cpu_total_s"], limits["cpu_total_s"] + 1))
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # an oversized write fails instead of killing
 

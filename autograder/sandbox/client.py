@@ -12,8 +12,10 @@ is :class:`~autograder.sandbox.outcome.Malformed`.
 
 A hang costs seconds, not minutes: a function that did not return is never
 called again (in this sandbox or a later one sharing its :class:`Hangs`), and
-every module's copy of it in later children fails at once; each sandbox (one
-per step) has a time budget after which its calls are skipped.
+every module's copy of it in later children fails at once; so is a function
+whose failed calls took as long as a hang in all (a slow failure is paid once,
+not on every call); each sandbox (one per step) has a time budget after which
+its calls are skipped.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from autograder.text import clean, escape_controls
 
 __all__ = ["IsolationRefused", "Level", "Limits", "Sandbox", "StudentCallError", "prestart"]
 MAX_TEXT_CHARS = 2000  # any one string field of a reply
+IMPORT = ".<module>"  # where a module's import runs: "softmax.<module>"
 
 
 @dataclass(frozen=True)
@@ -48,10 +51,12 @@ class Limits:
     call_timeout_s: float = 10.0
     import_timeout_s: float = 30.0
     step_budget_s: float = 60.0  # wall seconds one sandbox's calls may take in all; later calls are skipped
+    failing_budget_s: float = 10.0  # wall seconds a function's failed calls may take in all (a hang's cost)
     hang_grace_s: float = 1.0  # after the child's own deadline, for its report of where it was
     cpu_per_call_s: int = 20
     cpu_total_s: int = 600
-    memory_bytes: int = 4 << 30
+    memory_bytes: int = 4 << 30  # address space per process; and memory wherever it lives, where a cgroup counts it
+    processes: int = 64  # processes and threads of one child in all (a pids cgroup, or RLIMIT_NPROC of its own uid)
     file_bytes: int = 16 << 20
     output_chars: int = 2000  # kept and shown
     output_limit_chars: int = 1_000_000  # printing more than this in one call fails the call
@@ -63,15 +68,20 @@ class Limits:
 
 @dataclass
 class Hangs:
-    """Functions that did not return, shared by the sandboxes of one grading run.
+    """Functions that did not return, or whose failed calls cost as much as a hang, shared by the sandboxes of one
+    grading run.
 
     ``called``: functions (``module.name``, or ``probe.name``) the grader called that hung: never called
     again. ``inside``: where the child was when it hung (``module.qualified_name``): later children replace
-    those functions so that any call reaching them fails at once.
+    those functions so that any call reaching them fails at once. ``failing``: the wall seconds that the failed
+    calls of each function took so far (by the function that raised, else by the call); ``costly``: those past
+    the budget, replaced in later children like hung ones.
     """
 
     called: dict[str, out.Skipped] = field(default_factory=dict)
     inside: dict[str, float] = field(default_factory=dict)
+    failing: dict[str, float] = field(default_factory=dict)
+    costly: dict[str, float] = field(default_factory=dict)
 
     def record(self, key: str, timed_out: out.TimedOut) -> None:
         """``key`` (the call) did not return: where it was is replaced in later children; when that is the
@@ -80,6 +90,41 @@ class Hangs:
             self.inside[timed_out.function] = timed_out.seconds
         if timed_out.function in (None, key):  # else: later calls that do not reach the hang still run
             self.called[key] = out.Skipped(out.HUNG_EARLIER, function=key, seconds=timed_out.seconds)
+
+    def charge(self, key: str, failed: out.Failure, seconds: float, budget_s: float) -> bool:
+        """The call ``key`` failed after ``seconds``: charged to the student function that raised (else to the
+        call). A function whose failed calls took ``budget_s`` in all (what one hang costs) is treated like a hung
+        one from then on; True when that happened now (the running child must make way for one that replaces it).
+        A call that returns is never charged, however slow."""
+        where = _raised_in(failed) or key
+        self.failing[where] = self.failing.get(where, 0.0) + seconds
+        if where in self.costly or self.failing[where] < budget_s:
+            return False
+        self.costly[where] = round(self.failing[where], 1)
+        if where == key:
+            self.called[key] = out.Skipped(out.FAILED_COSTLY, function=key, seconds=self.costly[where])
+        return True
+
+    def replaced(self) -> list[str]:
+        """The functions a new child replaces by ones that fail at once (hung, or failing at a hang's cost)."""
+        return sorted({*self.inside, *self.costly})
+
+    def skipped(self, skipped: out.Skipped) -> out.Skipped:
+        """A child's report that a call reached a replaced function, with why that function was replaced."""
+        if skipped.function in self.costly:
+            return out.Skipped(out.FAILED_COSTLY, skipped.function, self.costly[skipped.function], skipped.output)
+        if skipped.function in self.inside:
+            return out.Skipped(out.HUNG_EARLIER, skipped.function, self.inside[skipped.function], skipped.output)
+        return skipped
+
+
+def _raised_in(failed: out.Failure) -> str | None:
+    """``module.qualified_name`` of the student function a failure was raised in (``softmax.<module>`` at import),
+    or None when it was not raised in a student file."""
+    cause = out.root_cause(failed)
+    if isinstance(cause, out.Raised) and cause.function and cause.file and cause.file.endswith(".py"):
+        return f"{cause.file[: -len('.py')].replace('/', '.')}.{cause.function}"
+    return None
 
 
 class _ChildDied(Exception):
@@ -182,13 +227,16 @@ class Sandbox:
         failed = self._ensure_imported(module) if module is not None else None
         if failed is not None:
             return failed
+        started = time.monotonic()
         outcome = self._timed(header, args, kwargs, self.limits.call_timeout_s)
         if isinstance(outcome, out.TimedOut):
             self.hangs.record(key, outcome)
-        elif isinstance(outcome, out.Skipped) and outcome.function in self.hangs.inside:
-            outcome = out.Skipped(
-                out.HUNG_EARLIER, outcome.function, self.hangs.inside[outcome.function], outcome.output
-            )
+        elif isinstance(outcome, out.Skipped):
+            outcome = self.hangs.skipped(outcome)
+        elif not isinstance(outcome, out.Returned) and self.hangs.charge(
+            key, outcome, time.monotonic() - started, self.limits.failing_budget_s
+        ):
+            self._stop()  # the next child replaces the function that failed at a hang's cost
         return outcome
 
     def _ensure_imported(self, module: str) -> out.ImportFailed | None:
@@ -201,14 +249,17 @@ class Sandbox:
             return failed
         if module in self._imported and self._child is not None:
             return None
+        started = time.monotonic()
         outcome = self._timed({"kind": "import", "module": module}, (), {}, self.limits.import_timeout_s)
         if isinstance(outcome, out.Returned):
             self._imported.add(module)
             return None
         if isinstance(outcome, out.TimedOut) and outcome.function:
             self.hangs.inside[outcome.function] = outcome.seconds
-        elif isinstance(outcome, out.Skipped) and outcome.function in self.hangs.inside:
-            outcome = out.Skipped(out.HUNG_EARLIER, outcome.function, self.hangs.inside[outcome.function])
+        elif isinstance(outcome, out.Skipped):
+            outcome = self.hangs.skipped(outcome)
+        elif self.hangs.charge(f"{module}{IMPORT}", outcome, time.monotonic() - started, self.limits.failing_budget_s):
+            self._stop()
         failed = out.ImportFailed(module, outcome, outcome.output)
         self._import_failures[module] = failed
         return failed
@@ -222,7 +273,7 @@ class Sandbox:
 
     # -- child lifecycle --------------------------------------------------
     def _start(self) -> None:
-        limits = asdict(self.limits) | {"hung": sorted(self.hangs.inside), "torch": bool(self.torch)}
+        limits = asdict(self.limits) | {"hung": self.hangs.replaced(), "torch": bool(self.torch)}
         if self._staged is None:
             self._staged = launcher.stage(self.submission)
         self._child = launcher.start(

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from autograder import isolated
-from autograder.sandbox import bwrap, environment, probecache
+from autograder.sandbox import bwrap, cgroup, environment, probecache, seccomp
 
 ENV_LEVEL = "ATTNLAB_ISOLATION"
 NOBODY = 65534  # the student processes' uid and gid in the namespaces layer, when the grader runs as root
@@ -125,7 +125,9 @@ def _probe_namespaces() -> tuple[bool, str]:
         return False, f"bubblewrap could not be started ({error})"
     answer = done.stdout.strip().splitlines()[-1:] or done.stderr.strip().splitlines()[-1:] or ["no answer"]
     if done.returncode == 0 and answer == ["ok"]:
-        mode = "as root, privileged; student code runs as uid 65534" if running_as_root() else "in a user namespace"
+        mode = "in a user namespace"
+        if running_as_root():
+            mode = "as root, privileged; student code runs as a uid of its own per child"
         answer = f"bubblewrap {bwrap.executable()} works ({mode})"
         probecache.remember(bwrap.executable(), answer)
         return True, answer
@@ -264,4 +266,26 @@ def doctor_lines() -> list[str]:
             "  Stronger isolation: install bubblewrap and allow unprivileged user namespaces "
             "(sysctl kernel.unprivileged_userns_clone=1 / user.max_user_namespaces > 0), or grade as root."
         )
-    return lines
+    return lines + walls_lines(chosen)
+
+
+def walls_lines(level: Level) -> list[str]:
+    """What bounds each child's processes, threads and memory here at ``level`` (for ``attnlab doctor``)."""
+    groups, (filtered, filter_why) = cgroup.support(), seccomp.available()
+    processes = ["a pids cgroup per child"] if groups.gives("pids") else []
+    if level == Level.USER or (level == Level.NAMESPACES and running_as_root()):
+        processes.append("RLIMIT_NPROC of the child's own uid")
+    elif level == Level.NAMESPACES:
+        processes.append("RLIMIT_NPROC in the child's own user namespace")
+    elif not running_as_root() and sys.platform.startswith("linux"):
+        processes.append("RLIMIT_NPROC above what the grader's uid runs (approximate: the uid is shared)")
+    processes = processes or ["nothing (rlimits do not bind root; the audit hook refuses processes, not threads)"]
+    memory = "a memory cgroup per child (wherever it lives), and " if groups.gives("memory") else "no cgroup: only "
+    return [
+        "Resource walls of each child (processes and threads; memory):",
+        f"  processes and threads: {'; '.join(processes)}",
+        f"  memory: {memory}the address space of each process (RLIMIT_AS)",
+        f"  memfd and shared memory: {filter_why if filtered else f'not refused ({filter_why})'}",
+        f"  cgroups: {groups.why or 'none'}",
+        "  the out-of-memory killer takes student processes first (oom_score_adj 1000)",
+    ]

@@ -45,7 +45,13 @@ says which of that applies::
      "quota": null | int,                   # bytes the working copy (and what the uid left in "shared") may hold
      "shared": [folder, ...],               # world-writable folders cleaned of the uid's files when it ends
      "checked": bool,                       # refuse to run student code with any capability left
-     "cpus": null | [int, ...]}             # the CPUs the child may run on (null: any)
+     "cpus": null | [int, ...],             # the CPUs the child may run on (null: any)
+     "joins": int}                          # the last descriptors: the child's cgroup.procs, which the student
+                                            # process writes itself into first (autograder.sandbox.cgroup)
+
+The student process is the out-of-memory killer's first choice (``oom_score_adj``
+1000): a child that spends the machine's memory is the one ended, never the
+keeper or the grader.
 """
 
 from __future__ import annotations
@@ -60,9 +66,10 @@ import tempfile
 from typing import Any, NoReturn
 
 from autograder import intake, safefs
-from autograder.sandbox import cpuclock, environment, linux
+from autograder.sandbox import cgroup, cpuclock, environment, linux
 
 EXIT_SETUP_FAILED = 71  # the student process could not be confined; no student code ran
+STUDENT_OOM_SCORE = 1000  # the student process is the out-of-memory killer's first choice, never the grader's
 TMP_SIZE = "size=64m"
 SHM_SIZE = "size=16m"
 POLL_S = 0.01
@@ -78,7 +85,8 @@ def main(spec_fd: str) -> int:
     with os.fdopen(int(spec_fd), "rb") as source:
         spec = json.loads(source.read())
     fds = spec["fds"]
-    start(spec, tuple(fds[name] for name in ("request", "reply", "control", "source") if name in fds))
+    base = tuple(fds[name] for name in ("request", "reply", "control", "source") if name in fds)
+    start(spec, base + tuple(fds.get("joins", ())))
     return EXIT_SETUP_FAILED  # not reached
 
 
@@ -108,12 +116,19 @@ def start(spec: dict[str, Any], fds: tuple[int, ...], report_fd: int | None = No
     except BaseException as error:
         _report(report_fd, {"error": f"{type(error).__name__}: {error}"})
         _fail(fds[2], f"the sandbox could not confine the child: {error}")
+    fds, joins = _split(fds, spec)
     student = os.fork()
     if student == 0:
-        _become_student(spec, fds)
-    if len(fds) > 3:
-        os.close(fds[3])  # the grader's copy: the student process has its own descriptor of it
+        _become_student(spec, fds, joins)
+    for fd in (*fds[3:], *joins):
+        os.close(fd)  # the grader's copy, the cgroups: the student process has its own descriptors of them
     _keep(student, fds, spec)
+
+
+def _split(fds: tuple[int, ...], spec: dict[str, Any]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The child's descriptors (request, reply, control, the grader's copy), and the ``cgroup.procs`` to join."""
+    count = int(spec.get("joins") or 0)
+    return fds[: len(fds) - count], fds[len(fds) - count :]
 
 
 def selftest(spec_json: str) -> int:
@@ -207,14 +222,17 @@ def _roots_under(folder: str) -> list[str]:
     return [root for root in python_roots() if root.startswith(folder.rstrip("/") + "/") and os.path.isdir(root)]
 
 
-def _become_student(spec: dict[str, Any], fds: tuple[int, ...]) -> NoReturn:
-    """The student process: drop privileges, check nothing is left, fill and move into the working copy, serve.
+def _become_student(spec: dict[str, Any], fds: tuple[int, ...], joins: tuple[int, ...] = ()) -> NoReturn:
+    """The student process: into its cgroups, drop privileges, check nothing is left, fill and move into the
+    working copy, serve.
 
     Never returns: whatever happens, this process ends here (it is a fork of trusted code).
     """
     try:
         try:
             os.setsid()  # its own session and process group: a signal to its group never reaches the keeper
+            cgroup.join(joins)  # everything it starts is counted there; the keeper stays outside
+            _first_to_go()
             _drop_privileges(spec)
             if spec.get("fill"):  # as the student uid, so every file of the copy is its own
                 with safefs.opened(safefs.open_root(spec["work"])) as work:
@@ -233,6 +251,16 @@ def _become_student(spec: dict[str, Any], fds: tuple[int, ...]) -> NoReturn:
     except BaseException:
         code = 70
     os._exit(code)
+
+
+def _first_to_go() -> None:
+    """Make this process the out-of-memory killer's first choice (as root, for good: student code cannot lower it
+    again; elsewhere no lower than the grader's own). A machine that refuses it keeps the other walls."""
+    try:
+        with open("/proc/self/oom_score_adj", "w", encoding="ascii") as score:
+            score.write(str(STUDENT_OOM_SCORE))
+    except OSError:
+        pass
 
 
 def _drop_privileges(spec: dict[str, Any]) -> None:

@@ -29,11 +29,11 @@ from pathlib import Path
 from typing import Any
 
 from autograder import intake, isolated, safefs
-from autograder.sandbox import bwrap, environment, isolation, writable, zygote
+from autograder.sandbox import bwrap, cgroup, environment, isolation, linux, writable, zygote
 from autograder.sandbox.isolation import Level
 from autograder.sandbox.keeper import CPU_QUERY
 
-USER_UID_BASE = 1 << 31  # the user layer's student uids: one per sandbox, never a real account's
+USER_UID_BASE = 1 << 31  # student uids as root (user layer, namespaces layer): one per sandbox, no real account
 STOP_WAIT_S = 1.0  # for a child to end after its request pipe closed
 KILL_WAIT_S = 5.0  # for a keeper to end everything after it was told to
 CPU_WAIT_S = 2.0  # for a keeper's answer to a CPU query
@@ -50,13 +50,31 @@ def _give(folder: Path, uid: int, gid: int) -> None:
 
 
 def student_ids(level: Level) -> tuple[int | None, int | None]:
-    """The uid and gid student code runs as (None: this process's own, or a user namespace's)."""
-    if level == Level.NAMESPACES and isolation.running_as_root():
-        return isolation.NOBODY, isolation.NOBODY
-    if level == Level.USER:  # one uid per sandbox: students cannot signal or read each other's processes
-        uid = USER_UID_BASE + (os.getpid() % (1 << 22)) * 16 + next(_sequence) % 16
+    """The uid and gid student code runs as (None: this process's own, or a user namespace's).
+
+    As root (the user layer, and the namespaces layer as root), one uid per sandbox: students cannot signal or
+    read each other's processes, and the kernel's count of a uid's processes and threads (``RLIMIT_NPROC``) is
+    the count of that one child's, never of a classmate graded alongside."""
+    if level == Level.USER or (level == Level.NAMESPACES and isolation.running_as_root()):
+        uid = USER_UID_BASE + (os.getpid() % (1 << 22)) * 64 + next(_sequence) % 64  # below 2**32 - 1
         return uid, uid
     return None, None
+
+
+def process_cap(level: Level, uid: int | None, processes: int | None) -> int | None:
+    """``RLIMIT_NPROC`` for the student process (None: none), which the kernel counts per uid in each user
+    namespace: exact where the child has a uid of its own (``uid``); in a user namespace of its own (the
+    namespaces layer, not root) the count also holds its keeper; in the hook layer, the processes and threads
+    this uid has now plus ``processes`` (an approximation: the uid is the grader's); root is exempt from it."""
+    if processes is None or not hasattr(os, "fork"):
+        return None
+    if uid is not None:
+        return int(processes)
+    if level == Level.NAMESPACES:
+        return int(processes) + 1
+    if isolation.running_as_root() or not os.path.isdir("/proc"):
+        return None
+    return linux.tasks_of(os.getuid()) + int(processes)
 
 
 @dataclass
@@ -81,8 +99,10 @@ class Child:
         server: zygote.Zygote | None,
         process: subprocess.Popen | None,
         remove: Path | None,
+        group: cgroup.Group | None = None,
     ) -> None:
         self.folder, self.replies, self.control, self._remove = folder, replies, control, remove
+        self._group = group
         self.requests = os.fdopen(requests, "wb")
         self._keeper, self._server, self._process = keeper, server, process
         self._buffer, self._eof, self.ended = b"", False, None
@@ -165,6 +185,8 @@ class Child:
                 pass
         if self._process is not None:
             self._process.wait()
+        if self._group is not None:
+            self._group.remove()
         if self._remove is not None:
             safefs.remove_tree(self._remove)
 
@@ -265,10 +287,11 @@ def start(
         folder.chmod(0o700)
         if uid is not None:
             _give(folder, uid, gid)
+    nproc = process_cap(level, uid, limits.get("processes"))
     spec: dict[str, Any] = {
         "work": environment.HOME if inside else str(folder),
         "env": environment.child_env(environment.HOME, environment.TMP) if inside else environment.child_env(folder),
-        "limits": limits | {"writable": list(environment.PRIVATE if inside else ())},
+        "limits": limits | {"writable": list(environment.PRIVATE if inside else ()), "nproc": nproc},
         "confine": {"userns": not isolation.running_as_root(), "work_bytes": size} if inside and server else None,
         "fill": inside,
         "uid": uid,
@@ -278,10 +301,23 @@ def start(
         "checked": level > Level.HOOK,
         "cpus": sorted(cpus) if cpus else None,
     }
+    group = None
+    try:
+        group = cgroup.make(limits.get("memory_bytes"), limits.get("processes"))
+        joins = tuple(group.open_procs()) if group is not None else ()
+    except OSError as error:
+        if group is not None:
+            group.remove()
+        for fd in () if source is None else (source,):
+            os.close(fd)
+        if remove is not None:
+            safefs.remove_tree(remove)
+        raise OSError(f"the child's cgroup could not be made ({error})") from None
+    spec["joins"] = len(joins)  # the last descriptors: the student process moves itself into its cgroup
     request_read, request_write = os.pipe()
     reply_read, reply_write = os.pipe()
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-    fds = (request_read, reply_write, theirs.fileno(), *(() if source is None else (source,)))
+    fds = (request_read, reply_write, theirs.fileno(), *(() if source is None else (source,)), *joins)
     keeper = process = None
     try:
         if server is not None:
@@ -296,12 +332,14 @@ def start(
         for fd in (request_write, reply_read):
             os.close(fd)
         ours.close()
+        if group is not None:
+            group.remove()
         raise
     finally:
-        for fd in (request_read, reply_write, *(() if source is None else (source,))):
+        for fd in (request_read, reply_write, *(() if source is None else (source,)), *joins):
             os.close(fd)
         theirs.close()
-    return Child(folder, request_write, reply_read, ours, keeper, server, process, remove)
+    return Child(folder, request_write, reply_read, ours, keeper, server, process, remove, group)
 
 
 def _size(folder: Path) -> int:
@@ -335,8 +373,9 @@ def _start_directly(
     spec: dict[str, Any], fds: tuple[int, ...], folder: Path | None, level: Level, size: int
 ) -> subprocess.Popen:
     """A fresh ``python -I`` keeper (inside bubblewrap in the namespaces layer) for ``spec``."""
+    base = fds[: len(fds) - spec["joins"]]
     names = ("request", "reply", "control", "source")
-    spec_fd = _spec_descriptor(spec | {"fds": dict(zip(names, fds))})
+    spec_fd = _spec_descriptor(spec | {"fds": dict(zip(names, base)) | {"joins": list(fds[len(base) :])}})
     try:
         if level == Level.NAMESPACES:
             inner = isolated.command("autograder.sandbox.keeper", "main", str(spec_fd), root=environment.PACKAGE_PARENT)

@@ -108,3 +108,19 @@ def write_id_maps(uid: int, gid: int) -> None:
     for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1\n"), ("gid_map", f"{gid} {gid} 1\n")):
         with open(f"/proc/self/{name}", "w", encoding="ascii") as file:
             file.write(text)
+
+
+def tasks_of(uid: int) -> int:
+    """The processes and threads whose real uid is ``uid`` (what ``RLIMIT_NPROC`` counts), from ``/proc``."""
+    count = 0
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/status", encoding="ascii", errors="replace") as status:
+                fields = dict(line.split(":", 1) for line in status if ":" in line)
+            if int(fields["Uid"].split()[0]) == uid:
+                count += int(fields["Threads"])
+        except (OSError, KeyError, ValueError, IndexError):
+            continue  # ended meanwhile
+    return count

@@ -21,6 +21,7 @@ from autograder.text import escape_controls
 
 HUNG_EARLIER = "hung_earlier"  # Skipped: the call reaches a function that did not return earlier in grading
 BUDGET_SPENT = "budget_spent"  # Skipped: the step's calls have used up its time budget
+FAILED_COSTLY = "failed_costly"  # Skipped: the call reaches a function whose failed calls took as long as a hang
 
 
 class _Escaped:
@@ -135,7 +136,8 @@ class Malformed(_Escaped):
 
 @dataclass(frozen=True)
 class Skipped(_Escaped):
-    """The call was not made: ``reason`` is :data:`HUNG_EARLIER` (``function`` hung, ``seconds``) or
+    """The call was not made: ``reason`` is :data:`HUNG_EARLIER` (``function`` hung, ``seconds``),
+    :data:`FAILED_COSTLY` (``function``'s failed calls took ``seconds`` in all, as long as a hang) or
     :data:`BUDGET_SPENT` (the step's calls took ``seconds``)."""
 
     reason: str

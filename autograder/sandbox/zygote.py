@@ -44,6 +44,7 @@ from autograder.sandbox.isolation import Level
 
 ENV_SWITCH = "ATTNLAB_FORKSERVER"  # "0" turns the fork server off (each child is a fresh python -I)
 MAX_MESSAGE = 1 << 20
+MAX_FDS = 8  # a child's request, reply, control, its copy's source and its cgroups' procs files
 PRELOAD = ("numpy",)  # trusted, imported before any fork
 PRELOAD_TORCH = ("torch", "torch.nn.functional")  # also, when torch steps will be graded
 SPAWN_TIMEOUT_S = 10.0
@@ -62,7 +63,9 @@ def serve(control_fd: int | str, preload: str = ",".join(PRELOAD)) -> None:
             __import__(name)
         except ImportError:  # a kit without torch still grades its numpy steps
             pass
-    from autograder.sandbox import child, keeper  # noqa: F401  (child imports the probes too)
+    from autograder.sandbox import child, keeper, seccomp  # noqa: F401  (child imports the probes too)
+
+    seccomp.available()  # imports the filter's library and loads libc for it once, before any fork
 
     gc.freeze()  # the preloaded heap stays out of every child's collections, so its pages are never copied
 
@@ -75,7 +78,7 @@ def serve(control_fd: int | str, preload: str = ",".join(PRELOAD)) -> None:
         for key, _ in channels.select(timeout=1.0):
             channel: socket.socket = key.fileobj  # type: ignore[assignment]
             try:
-                message, fds, _, _ = socket.recv_fds(channel, MAX_MESSAGE, 4)
+                message, fds, _, _ = socket.recv_fds(channel, MAX_MESSAGE, MAX_FDS)
             except OSError:
                 message, fds = b"", []
             if not message:

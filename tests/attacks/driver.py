@@ -16,11 +16,12 @@ from autograder import cli
 from autograder.cli import grade
 from autograder.sandbox.client import Limits
 
+MEMORY = 2 << 30  # each child's address space and cgroup memory: an attack that spends it cannot starve the machine
+
 
 def main(argv: list[str]) -> int:
     attack, reference, hidden, attack_json, reference_json, seed, hook = argv
-    if hook == "no-hook":
-        grade.Limits = functools.partial(Limits, audit_hook=False)
+    grade.Limits = functools.partial(Limits, memory_bytes=MEMORY, audit_hook=hook != "no-hook")
     common = ["--step", "softmax", "--hidden", hidden, "--reference", reference, "--seed", seed]
     code = cli.main(["grade", attack, "--json", attack_json, *common])
     print("=== the reference, same process ===", flush=True)

@@ -34,12 +34,12 @@ from pathlib import Path
 import pytest
 
 from autograder import tasks
-from autograder.sandbox import isolation
+from autograder.sandbox import cgroup, isolation
 from autograder.sandbox.isolation import Level
 from tests import kit, layers
 
 HERE = Path(__file__).parent
-ATTACKS = ("readers", "writers", "processes", "replies", "fillers")
+ATTACKS = ("readers", "writers", "processes", "replies", "fillers", "hogs", "shm")
 # attempts that may succeed without harm: what they return is checked (no token, nothing found) and what they
 # did is checked on the host (nothing written there, nothing left running)
 HARMLESS_OK = {
@@ -49,6 +49,8 @@ HARMLESS_OK = {
     "processes": None,  # starting processes inside the sandbox is allowed; none may survive, nothing may stop
     "replies": None,
     "fillers": {},  # no fill may finish: the working copy and /tmp are bounded (the write fails, or the child ends)
+    "hogs": {},  # no thread, process or memory outside the child's walls: each attempt fails
+    "shm": {},  # the namespaces layer's /dev/shm is full (the write fails), elsewhere the memory cgroup ends the child
 }
 SOFTMAX = """import _targets
 from _attack import run
@@ -287,6 +289,8 @@ def test_the_attack_gains_nothing_and_leaves_nothing(
         assert len(unreadable) >= 3, messages
     elif attack == "fillers":  # the tmpfs fills up (the write fails), or the keeper stops the child at its quota
         assert any("ATTACK" in m or "wrote more than" in m for m in messages), messages
+    elif attack == "shm":  # every attempt fails, or the child's memory cgroup ends it
+        assert any("ATTACK" in m or "SIGKILL" in m for m in messages), messages
     else:
         assert any("ATTACK" in m for m in messages), f"the attack did not run: {messages}"
 
@@ -294,6 +298,8 @@ def test_the_attack_gains_nothing_and_leaves_nothing(
     allowed = HARMLESS_OK[attack]
     if attack == "readers" and setting.level == Level.USER and _instructor_readable():
         allowed = {**allowed, "instructor": None}  # the threat table's "files readable by every user"
+    if attack == "shm" and setting.level == Level.USER and not setting.hook and not cgroup.support().gives("memory"):
+        allowed = {**allowed, "shm_files": None}  # the README's gap: the host's tmpfs, without a memory cgroup
     for name, result in _attempts(messages).items():
         if result.startswith("ok:") and allowed is not None:
             assert name in allowed, f"{name} worked: {result}"
