@@ -167,10 +167,13 @@ def _device_checked(
     if isinstance(measured.kernels, verified.Kernels):
         largest = measured.kernels.ns[-1]
         for index, n in enumerate(int(n) for n in attention.ns):
-            # the sizes the grader measured, and the larger ones of the fit range scaled from its largest as n^2 (so
-            # no point of the fit can be made up: a size driven towards zero would bend the slope)
+            # every size of the fit range: one the grader measured as it is, a larger one scaled from the grader's
+            # largest as n^2 (so no point of the fit can be made up: a size driven towards zero would bend the
+            # slope); smaller sizes are the machine's overheads more than the kernel's, on either side
+            if not attention.in_fit[index] or n < measured.kernels.ns[0]:
+                continue
             measured_here = n in measured.kernels.ns
-            if not measured_here and not (n > largest and attention.in_fit[index]):
+            if not measured_here and n < largest:
                 continue
             scale = 1.0 if measured_here else (n / largest) ** 2
             for name in ("naive", "sdpa", "causal_naive"):
