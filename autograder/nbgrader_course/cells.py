@@ -226,7 +226,10 @@ def _feedback(
     elif result is None or report is None:
         lines.append(_(NO_CHECKS))
     else:
-        lines.append(render.table(replace(report, submission=Path(report.submission).name, steps=(result,))))
+        # no hidden-input seed: the feedback is the student's, and the seed is a grader internal
+        lines.append(
+            render.table(replace(report, submission=Path(report.submission).name, steps=(result,)), seed=False)
+        )
     if public_only and step.hidden_points:
         lines.append(counted(HIDDEN_LATER, step.hidden_points).format(points=step.hidden_points))
     if review.has_review(step):

@@ -17,6 +17,11 @@
   (:mod:`autograder.nbgrader_course.review`) from the typed payload its step's grade cell displayed, and scores
   it: automatically when no check waits for review, else left for manual grading (nbgrader's *needs manual
   grade*, 0 until an instructor scores it).
+- :class:`SanitiseForViewers` (autograde, last): what a viewer of the autograded notebook (formgrader, the
+  feedback page, Jupyter) may be shown of what the student wrote: every markdown or raw cell that is not the
+  kit's own is replaced by its sanitised HTML (:mod:`autograder.nbgrader_course.sanitise`), outputs keep only
+  safe kinds, cell and notebook metadata only what nbgrader and the templates read. It runs after the grades
+  are saved, so nbgrader's checksums (an unchanged answer cell scores 0) saw what the student handed in.
 - :class:`FeedbackClearHiddenTests` (generate_feedback): nbgrader's
   ClearHiddenTests with the one option nbconvert's HTML exporter gives every
   preprocessor declared, so it no longer warns "Config option
@@ -34,7 +39,6 @@
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +54,7 @@ from nbgrader.preprocessors import ClearHiddenTests, Execute, NbGraderPreprocess
 from traitlets import List
 
 from autograder import tasks
-from autograder.nbgrader_course import cells, notebook, release, review
+from autograder.nbgrader_course import cells, notebook, release, review, sanitise
 
 # Runs ipykernel_launcher with the working directory taken off sys.path ("-c" puts "" first).
 ISOLATED_LAUNCH = (
@@ -60,7 +64,7 @@ KERNEL_DIED = "KernelDied"
 KERNEL_DIED_TEXT = (
     "the notebook's kernel died while this cell ran, so it scores 0; the cells after it ran in a fresh kernel"
 )
-ADDED_CELL = "*A code cell added to the notebook; it was not run while grading:*\n\n{fence}python\n{source}\n{fence}"
+ADDED_CELL = "*A code cell added to the notebook; it was not run while grading:*\n\n{code}"
 
 
 class StripSolutionFiles(NbGraderPreprocessor):
@@ -147,9 +151,10 @@ class OnlyKitCode(NbGraderPreprocessor):
             cell.metadata = NotebookNode({"deletable": False, "editable": False, "nbgrader": NotebookNode(kit)})
             return cell
         self.log.warning("attnlab: a code cell added by the student (cell %d) will not run", index)
-        fence = "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", cell.source)), default=0))
         markdown = NotebookNode(
-            cell_type="markdown", metadata=NotebookNode(), source=ADDED_CELL.format(fence=fence, source=cell.source)
+            cell_type="markdown",
+            metadata=NotebookNode(),
+            source=ADDED_CELL.format(code=sanitise.fenced(cell.source, "python")),
         )
         if "id" in cell:
             markdown["id"] = cell["id"]
@@ -203,6 +208,19 @@ class SaveKitAutoGrades(SaveAutoGrades):
             grade.needs_manual_grade = grade.manual_score is not None or grade.auto_score is None
             self.gradebook.db.commit()
         return super().preprocess_cell(cell, resources, cell_index)
+
+
+class SanitiseForViewers(NbGraderPreprocessor):
+    """Autograde's last step: the notebook as formgrader, the feedback page and Jupyter may show it
+    (:func:`autograder.nbgrader_course.sanitise.for_viewers`, with the gradebook's locked cells as the kit's)."""
+
+    def preprocess(self, nb: NotebookNode, resources: dict) -> tuple[NotebookNode, dict]:
+        info = resources["nbgrader"]
+        with Gradebook(info["db_url"]) as gradebook:
+            source = gradebook.find_notebook(info["notebook"], info["assignment"])
+            kit = {cell.name: (cell.cell_type, cell.source) for cell in source.source_cells if cell.locked}
+            known = {cell.name for cell in source.source_cells}
+        return sanitise.for_viewers(nb, kit, known), resources
 
 
 class FeedbackClearHiddenTests(ClearHiddenTests):
