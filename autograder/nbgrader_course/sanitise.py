@@ -113,17 +113,31 @@ def markdown_html(source: str, attachments: dict[str, Any] | None = None) -> str
     attachment) is shown as escaped text."""
     from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
 
-    raster = {
-        name: {mime: data for mime, data in (bundle or {}).items() if mime in RASTER and _is_base64(data)}
+    raster = _Attachments(
+        (name, {mime: data for mime, data in bundle.items() if mime in RASTER and _is_base64(data)})
         for name, bundle in (attachments or {}).items()
         if isinstance(bundle, dict)
-    }
+    )
     try:
         renderer = IPythonRenderer(escape=False, attachments=raster, exclude_anchor_links=True)
         rendered = MarkdownWithMath(renderer=renderer).render(str(source))
     except Exception:  # whatever the renderer rejects is shown as the text it is
         rendered = f"<pre>{html.escape(str(source))}</pre>"
     return f"<div>{clean_html(rendered)}</div>"
+
+
+class _Attachments(dict):
+    """A cell's raster attachments for nbconvert's renderer: a name without one (an SVG, an HTML page, a name the
+    cell does not have) becomes an empty text URL, which the cleaner then removes, instead of an error."""
+
+    def __contains__(self, name: object) -> bool:
+        return True
+
+    def __missing__(self, name: str) -> dict[str, str]:
+        return {"text/plain": ""}
+
+    def __getitem__(self, name: str) -> dict[str, str]:
+        return super().__getitem__(name) or self.__missing__(name)
 
 
 def _is_base64(data: Any) -> bool:
