@@ -144,8 +144,8 @@ def make_hostile(book: nbformat.NotebookNode) -> nbformat.NotebookNode:
     answer.source = f"{VISIBLE}.\n\n" + "\n\n".join(MARKDOWN.values())
     answer.attachments = ATTACHMENTS
     added = nbformat.v4.new_markdown_cell("\n\n".join(MARKDOWN.values()), attachments=ATTACHMENTS)
-    added.metadata = {
-        "tags": [f'"><img src=x onerror="{script("cell-metadata")}">'],
+    added.metadata = {  # nbformat takes no comma in a tag (a notebook it rejects is not autograded at all)
+        "tags": [f'"><img src=x onerror="fetch(\'{url("cell-metadata")}\')">'],
         "jupyter": {"source_hidden": True},
     }
     raw = nbformat.v4.new_raw_cell(f"<script>{script('raw-html')}</script>")

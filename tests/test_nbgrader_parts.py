@@ -303,6 +303,102 @@ def test_course_folder_layout_and_private_folder(tmp_path: Path) -> None:
     assert (private / private_folder.SECRET).read_text() == secret, "rewriting the course changed the secret"
 
 
+def _listing(folder: Path) -> dict[str, int]:
+    return {str(p.relative_to(folder)): p.stat().st_mode for p in sorted(folder.rglob("*"))}
+
+
+def test_the_course_writer_refuses_a_folder_it_did_not_make_and_writes_nothing(tmp_path: Path) -> None:
+    hand_ins = tmp_path / "class folder"
+    (hand_ins / "ann" / tasks.LAB).mkdir(parents=True)
+    (hand_ins / "ann" / tasks.LAB / "softmax.py").write_text("# ann's\n", encoding="utf-8")
+    before = _listing(hand_ins)
+    for force in (False, True):
+        with pytest.raises(course.CourseError, match="is not empty and is not a course") as refused:
+            course.write_course(course.CourseOptions(folder=hand_ins, kit=kit.ROOT, force=force))
+        assert str(refused.value).count(". ") == 0, "one sentence"
+        assert _listing(hand_ins) == before
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("x", encoding="utf-8")
+    with pytest.raises(course.CourseError, match="is not a folder"):
+        course.write_course(course.CourseOptions(folder=a_file, kit=kit.ROOT))
+    with pytest.raises(course.CourseError, match="cannot be an nbgrader course id"):
+        course.write_course(course.CourseOptions(folder=tmp_path / "new", kit=kit.ROOT, course_id="a+b"))
+    assert not (tmp_path / "new").exists()
+
+
+def test_the_command_refuses_with_one_line_and_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "hand-ins" / "bo").mkdir(parents=True)
+    args = cli.parser().parse_args(["nbgrader-course", str(tmp_path / "hand-ins"), "--kit", str(kit.ROOT), "--force"])
+    assert args.run(args) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "is not empty and is not a course" in err, err
+    assert sorted(p.name for p in (tmp_path / "hand-ins").iterdir()) == ["bo"]
+
+
+def test_an_empty_folder_becomes_a_course_and_force_keeps_its_course_id(tmp_path: Path) -> None:
+    root = tmp_path / "empty"
+    root.mkdir()
+    course.write_course(course.CourseOptions(folder=root, kit=kit.ROOT, course_id="attn101"))
+    assert course.Stamp.read(root) == course.Stamp("attn101", str(root / "exchange"))
+    with pytest.raises(course.CourseError, match="keeps its course id"):
+        course.write_course(course.CourseOptions(folder=root, kit=kit.ROOT, course_id="other", force=True))
+    course.write_course(course.CourseOptions(folder=root, kit=kit.ROOT, force=True))
+    assert course.Stamp.read(root).course_id == "attn101"
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def test_the_course_is_closed_to_others_but_its_exchange_has_nbgraders_modes(tmp_path: Path) -> None:
+    root = tmp_path / "course"
+    course.write_course(course.CourseOptions(folder=root, kit=kit.ROOT, course_id="attn101"))
+    assert _mode(root) == 0o711, "students pass through to the exchange, never list the course"
+    for top in ("source", "private"):
+        for path in [root / top, *(root / top).rglob("*")]:
+            assert _mode(path) == (0o700 if path.is_dir() else 0o600), path
+    for name in (*course.PRIVATE_FOLDERS, course.GRADEBOOK, course.NBGRADER_LOG, course.CONFIG, course.STAMP):
+        assert _mode(root / name) & 0o077 == 0, name
+    assert _mode(root / course.STUDENTS_CONFIG) == 0o644
+    exchange = root / "exchange"
+    assert stat.S_IMODE(exchange.stat().st_mode) == 0o1777
+    modes = {name: _mode(exchange / "attn101" / name) for name in ("", "inbound", "outbound", "feedback")}
+    assert modes == {"": 0o755, "inbound": 0o2733, "outbound": 0o755, "feedback": 0o711}
+    with Gradebook(f"sqlite:///{root / course.GRADEBOOK}", "attn101") as gradebook:
+        assert gradebook.check_course("attn101").id == "attn101"
+
+    elsewhere = tmp_path / "srv" / "exchange"
+    other = tmp_path / "course2"
+    course.write_course(course.CourseOptions(folder=other, kit=kit.ROOT, course_id="attn102", exchange=elsewhere))
+    assert _mode(other) == 0o700 and (elsewhere / "attn102" / "inbound").is_dir()
+    assert course.unreachable(elsewhere) == [p for p in elsewhere.parents if not p.stat().st_mode & 0o001]
+
+
+def test_the_config_names_the_course_the_exchange_and_the_kits_export(tmp_path: Path) -> None:
+    root = tmp_path / "course"
+    course.write_course(course.CourseOptions(folder=root, kit=kit.ROOT, course_id="attn101"))
+    c = PyFileConfigLoader(course.CONFIG, path=str(root)).load_config()
+    assert c.CourseDirectory.course_id == "attn101" and c.Exchange.root == str(root / "exchange")
+    assert c.ExportApp.plugin_class.__name__ == "KitCsvExport"
+    assert c.Autograde.autograde_preprocessors[-1].__name__ == "SanitiseForViewers"
+    assert c.HTMLExporter.sanitize_html is True
+    students = PyFileConfigLoader(course.STUDENTS_CONFIG, path=str(root)).load_config()
+    assert students.CourseDirectory.course_id == "attn101" and students.Exchange.root == str(root / "exchange")
+
+
+def test_why_nbgrader_did_not_autograde_a_hand_in(tmp_path: Path) -> None:
+    from autograder.nbgrader_course import export
+
+    names = [tasks.LAB]
+    assert export.why_not_autograded(tmp_path, names) == export.NO_NOTEBOOK
+    (tmp_path / "my lab.ipynb").write_text("{}", encoding="utf-8")
+    assert export.why_not_autograded(tmp_path, names) == export.RENAMED.format(
+        names="my lab.ipynb", expected=f"{tasks.LAB}.ipynb"
+    )
+    (tmp_path / f"{tasks.LAB}.ipynb").write_text("{not json", encoding="utf-8")
+    assert export.why_not_autograded(tmp_path, names).startswith(f"{tasks.LAB}.ipynb cannot be read as a notebook")
+
+
 def test_attnlab_has_the_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     parser = cli.parser()
     args = parser.parse_args(["nbgrader-course", str(tmp_path / "c"), "--kit", str(kit.ROOT), "--timeout", "3"])
