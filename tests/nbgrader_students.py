@@ -17,12 +17,14 @@ import pwd
 import shutil
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from autograder.sandbox.bwrap import python_roots
 
 NBGRADER = [sys.executable, "-m", "nbgrader"]
+TIMES: list[tuple[str, float]] = []  # (command, seconds) of the students' commands
 ID_CHARACTERS = set("abcdefghijklmnopqrstuvwxyz0123456789_-")
 
 
@@ -59,6 +61,7 @@ def accounts(base: Path, names: tuple[str, ...]) -> list[Student]:
             entry.pw_gid if entry else None,
         )
         student.home.mkdir(parents=True)
+        student.home.chmod(0o700)  # as a home is on a JupyterHub: the nbgrader cache in it holds the hand-in
         if student.uid is not None:
             os.chown(student.home, student.uid, student.gid)
         students.append(student)
@@ -114,7 +117,9 @@ def run(
 def nbgrader(student: Student, *args: str) -> subprocess.CompletedProcess:
     """``nbgrader ARGS`` as the student (``--student`` names them where they are not a real account)."""
     named = [] if student.uid is not None or args[0] == "fetch_assignment" else [f"--student={student.name}"]
+    started = time.monotonic()
     done = run(student, [*NBGRADER, *args, *named])
+    TIMES.append((f"{student.name}: nbgrader {args[0]}", time.monotonic() - started))
     assert done.returncode == 0, f"{student.name}: nbgrader {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}"
     return done
 
