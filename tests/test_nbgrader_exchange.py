@@ -14,9 +14,10 @@ what is tested; elsewhere they are two homes.
   page of his submission and his feedback page, served by a Jupyter server and opened in chromium, run none of
   it and send no request to the Jupyter API (a page rendered from his notebook without sanitising does both, so
   the detectors are shown to work);
-- carol hands in alice's steps, softmax with a mistake, and no notebook, by e-mail (the instructor files it in
-  ``submitted/``): nbgrader cannot autograde that, and the kit's export gives her row grade-batch's points with
-  the reason.
+- carol (alice's steps, softmax with a mistake, no notebook), dave (alice's work, the notebook renamed) and erin
+  (alice's work, the notebook cut short) hand in by e-mail, filed in ``submitted/`` by the instructor: nbgrader
+  cannot autograde them (``autograde`` skips carol and fails on the other two), and the kit's export gives each
+  row grade-batch's points with the reason.
 
 Only four steps are written (the stubs of the rest fail at once) to keep the run short; every step is graded on
 every path.
@@ -54,7 +55,9 @@ from tests import kit  # noqa: E402
 from tests import nbgrader_students as students  # noqa: E402
 
 pytestmark = pytest.mark.slow
-LAB, COURSE_ID, CAROL = tasks.LAB, "attn101", "carol"
+LAB, COURSE_ID = tasks.LAB, "attn101"
+BY_HAND = {"carol": "no-notebook", "dave": "renamed", "erin": "broken"}  # hand-ins nbgrader cannot autograde
+RENAMED = f"{LAB} (1).ipynb"
 NBGRADER = [sys.executable, "-m", "nbgrader"]
 ATTNLAB = [sys.executable, "-m", "autograder"]
 TIMES = students.TIMES  # (command, seconds) of the term, the students' and the instructor's, printed by the first test
@@ -64,12 +67,14 @@ JUPYTER_SERVER = [
 ]  # fmt: skip
 
 
-def nbgrader(course: Path, *args: str) -> subprocess.CompletedProcess:
+def nbgrader(course: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
     """One instructor's nbgrader command, run in the course folder."""
     started = time.monotonic()
     done = subprocess.run([*NBGRADER, *args], cwd=course, capture_output=True, text=True, timeout=900)
     TIMES.append((f"nbgrader {args[0]}", time.monotonic() - started))
-    assert done.returncode == 0, f"nbgrader {' '.join(args)} failed:\n{done.stdout[-3000:]}\n{done.stderr[-6000:]}"
+    assert done.returncode == 0 or not check, (
+        f"nbgrader {' '.join(args)} failed:\n{done.stdout[-3000:]}\n{done.stderr[-6000:]}"
+    )
     return done
 
 
@@ -81,8 +86,8 @@ def hand_in(work: str, folder: Path, student: students.Student | None = None) ->
     """The lab folder ``folder`` (``student``'s fetched one, then theirs) with the work in it: ``written`` (the
     reference's modules of :data:`REFERENCE_STEPS`, the stubs elsewhere, the untouched notebook), ``hostile`` (the
     stubs, the hostile notebook) or ``no-notebook`` (as ``written`` with softmax's max shift left out, the notebook
-    deleted)."""
-    if work in ("written", "no-notebook"):
+    deleted), ``renamed`` and ``broken`` (as ``written``, the notebook renamed or cut short)."""
+    if work in ("written", *BY_HAND.values()):
         for step in REFERENCE_STEPS:
             module = tasks.step(step).module
             shutil.copyfile(kit.SOLUTIONS / f"{module}.py", folder / f"{module}.py")
@@ -92,6 +97,10 @@ def hand_in(work: str, folder: Path, student: students.Student | None = None) ->
         assert NO_SHIFT[0] in text, "the reference's softmax changed; update NO_SHIFT"
         softmax.write_text(text.replace(*NO_SHIFT), encoding="utf-8")
         (folder / notebook.NOTEBOOK).unlink()
+    if work == "renamed":
+        (folder / notebook.NOTEBOOK).rename(folder / RENAMED)
+    if work == "broken":
+        (folder / notebook.NOTEBOOK).write_text('{"cells": [', encoding="utf-8")
     if work == "hostile":
         book = nbformat.read(folder / notebook.NOTEBOOK, as_version=4)
         nbformat.write(hostile.make_hostile(book), folder / notebook.NOTEBOOK)
@@ -139,9 +148,10 @@ def _term(base: Path) -> dict:
         logs.append(students.nbgrader(student, "fetch_assignment", LAB))
         hand_in(work, student.home / LAB, student)
         logs.append(students.nbgrader(student, "submit", LAB))
-    carol = course / "submitted" / CAROL / LAB  # carol's came by e-mail: the instructor files it
-    shutil.copytree(course / "release" / LAB, carol)
-    hand_in("no-notebook", carol)
+    for name, work in BY_HAND.items():  # these came by e-mail: the instructor files them in submitted/
+        folder = course / "submitted" / name / LAB
+        shutil.copytree(course / "release" / LAB, folder)
+        hand_in(work, folder)
     probes = students.can_read(
         bob,
         [
@@ -155,7 +165,11 @@ def _term(base: Path) -> dict:
             alice.home / ".local" / "share" / "jupyter" / "nbgrader_cache",
         ],
     )
-    logs += [nbgrader(course, "collect", LAB), nbgrader(course, "autograde", LAB)]
+    logs.append(nbgrader(course, "collect", LAB))
+    autograde = nbgrader(course, "autograde", LAB, check=False)  # exits 1: two notebooks it could not grade
+    failed = set(re.findall(r"error processing assignment '\S+' for student '(\S+)'", autograde.stderr))
+    assert autograde.returncode == 1 and failed == {"dave", "erin"}, autograde.stderr[-3000:]
+    logs.append(autograde)
     logs += [nbgrader(course, "generate_feedback", LAB), nbgrader(course, "release_feedback", LAB)]
     for student in (alice, bob):
         logs.append(students.nbgrader(student, "fetch_feedback", LAB))
@@ -195,22 +209,29 @@ def test_the_course_runs_through_the_exchange(run: dict) -> None:
         fetched = list((student.home / LAB / "feedback").glob(f"*/{LAB}.html"))
         page = course / "feedback" / student.name / LAB / f"{LAB}.html"
         assert [f.read_bytes() for f in fetched] == [page.read_bytes()], f"{name}'s feedback did not come through"
-    assert not (course / "feedback" / CAROL).exists(), "nbgrader has no feedback page for a hand-in without a notebook"
+    for name in BY_HAND:
+        assert not (course / "feedback" / name).exists(), "nbgrader has no feedback for a hand-in it did not grade"
     print(f"\nthe course from writing to export took {run['seconds']:.1f} s:")
     print("\n".join(f"  {command}: {seconds:.1f} s" for command, seconds in TIMES))
 
 
 def test_the_exported_csv_agrees_with_grade_batch_and_says_why_for_a_hand_in_without_a_notebook(run: dict) -> None:
     exported, batch, names = run["export"], run["batch"], run["students"]
-    assert set(exported) == set(batch) == {*(s.name for s in names.values()), CAROL}
+    assert set(exported) == set(batch) == {*(s.name for s in names.values()), *BY_HAND}
     for student_id, row in exported.items():
         assert float(row["score"]) == pytest.approx(float(batch[student_id]["total"])), (student_id, row)
     written = sum(tasks.step(step).points for step in REFERENCE_STEPS)
     assert float(exported[names["alice"].name]["score"]) == written
     assert exported[names["alice"].name][export.NOTE] == "" and exported[names["bob"].name][export.NOTE] == ""
-    note = exported[CAROL][export.NOTE]
-    assert export.NO_NOTEBOOK in note and "grade-batch" in note, note
-    assert written - tasks.step("softmax").points < float(exported[CAROL]["score"]) < written
+    whys = {
+        "carol": export.NO_NOTEBOOK,
+        "dave": export.RENAMED.format(names=RENAMED, expected=notebook.NOTEBOOK),
+        "erin": f"{notebook.NOTEBOOK} cannot be read as a notebook",
+    }
+    for name, why in whys.items():
+        assert why in exported[name][export.NOTE] and "grade-batch" in exported[name][export.NOTE], exported[name]
+        assert float(exported[name]["score"]) > 0, "the kit's points, not nbgrader's silent 0"
+    assert written - tasks.step("softmax").points < float(exported["carol"]["score"]) < written
 
 
 def test_students_cannot_read_the_course_its_solutions_or_each_other(run: dict) -> None:
