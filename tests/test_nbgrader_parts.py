@@ -487,3 +487,45 @@ def _sandbox_children(mark: str) -> set[int]:
             except OSError:
                 pass
     return found
+
+
+# -- what students see -------------------------------------------------------------------------
+SEED = 918273645
+
+
+def test_no_student_facing_rendering_shows_the_hidden_inputs_seed() -> None:
+    """The seed of the hidden inputs is a grader internal: the instructor's terminal shows it, no page, cell output
+    or Gradescope field a student sees does (nbgrader's feedback, grade-batch's feedback page, Gradescope)."""
+    from autograder.gradescope import results
+    from autograder.report import render_html, render_terminal
+    from autograder.report.model import GradeReport
+
+    step = tasks.step("softmax")
+    result = StepResult(step, (CheckResult("softmax", "test_rows", "rows sum to 1", step.points, False, True, "no"),))
+    report = GradeReport(submission="ann", steps=(result,), public_only=False, seed=SEED)
+    assert str(SEED) in render_terminal.text(report), "the instructor's terminal shows it (the test can fail)"
+    grade_cell = cells._feedback(step, report, result, 0.0, "", public_only=False)
+    document = results.results(report)
+    student_visible = [json.dumps({k: v for k, v in document.items() if k != "extra_data"})]
+    assert document["extra_data"]["seed"] == SEED  # Gradescope shows extra_data to no student
+    for shown in (grade_cell, render_html.page(report), *student_visible):
+        assert str(SEED) not in shown and "seed" not in shown.lower(), shown[:2000]
+
+
+def test_collect_and_autograde_refuse_a_student_id_that_is_not_plain(tmp_path: Path) -> None:
+    """``nbgrader submit --student ID`` lets a student choose the id, and formgrader writes it into its page
+    unescaped: collect leaves such a submission in the exchange, autograde refuses it."""
+    from nbgrader.auth import Authenticator
+    from nbgrader.coursedir import CourseDirectory
+
+    from autograder.nbgrader_course.exchange import KitCollect
+
+    inbound = tmp_path / "exchange" / "attn101" / "inbound"
+    for student in ("ann", '"><img src=x onerror=alert(1)>'):
+        (inbound / f"{student}+{tasks.LAB}+2026-12-01 10:00:00.000000 UTC+abc").mkdir(parents=True)
+    coursedir = CourseDirectory(root=str(tmp_path), course_id="attn101", assignment_id=tasks.LAB)
+    collect = KitCollect(coursedir=coursedir, authenticator=Authenticator(), root=str(tmp_path / "exchange"))
+    collect.init_src()
+    assert [record["username"] for record in collect.src_records] == ["ann"]
+    with pytest.raises(ValueError, match="not a plain id"):
+        OnlyKitCode().preprocess(nbformat.v4.new_notebook(), {"nbgrader": {"student": "<b>x</b>"}})

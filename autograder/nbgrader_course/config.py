@@ -26,6 +26,7 @@ try:
         LimitOutput, LockCells, OverwriteKernelspec, SaveCells,
     )
 
+    from autograder.nbgrader_course.exchange import KitCollect
     from autograder.nbgrader_course.export import KitCsvExport
     from autograder.nbgrader_course.preprocessors import (
         FeedbackClearHiddenTests, GuardedExecute, OnlyKitCode, OverwriteKitCells, SanitiseForViewers,
@@ -45,6 +46,9 @@ try:
     # students_nbgrader_config.py). The exchange is world-writable with the sticky bit, as written by the kit.
     c.CourseDirectory.course_id = "{course_id}"
     c.Exchange.root = {exchange}
+    # Collect leaves a submission filed under an id that is not plain (nbgrader submit --student lets a student
+    # choose it, and formgrader writes it into its pages unescaped) in the exchange, with an error.
+    c.ExchangeFactory.collect = KitCollect
 
     # Release: nbgrader copies .py files verbatim, solutions included. StripSolutionFiles replaces them by their
     # stubs and fails the release on a malformed marker; ReleaseCheck then verifies the whole release (nbgrader

@@ -23,6 +23,7 @@ from nbgrader.plugins import ExportPlugin
 
 from autograder import engine
 from autograder.batch import job as batch_job
+from autograder.batch.records import cell
 from autograder.nbgrader_course.private import Private
 from autograder.nbgrader_course.run import limits_from
 from autograder.report import serialize
@@ -81,7 +82,8 @@ class KitCsvExport(ExportPlugin):
         with destination.open("w", newline="", encoding="utf-8") as handle:
             writer = csv.DictWriter(handle, fieldnames=[*KEYS, NOTE])
             writer.writeheader()
-            writer.writerows(rows)
+            for row in rows:  # text a student chose is never a spreadsheet formula (batch.records.cell)
+                writer.writerow({key: cell(value) if isinstance(value, str) else value for key, value in row.items()})
 
     def _row(self, gradebook: Gradebook, coursedir: CourseDirectory, assignment, student, student_id: str) -> dict:
         row = {

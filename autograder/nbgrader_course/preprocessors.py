@@ -7,7 +7,8 @@
   without a false "checksum has changed" warning for every grade cell of every
   student (the released cell is the recorded one with its hidden tests
   cleared, exactly as nbgrader released it); a real change is still reported.
-- :class:`OnlyKitCode` (autograde, sanitising): every code cell that is not
+- :class:`OnlyKitCode` (autograde, sanitising): a student id that is not plain is refused (formgrader writes it
+  into its pages unescaped); every code cell that is not
   one of the kit's locked cells becomes a markdown cell showing its code, so
   nothing a student adds to the notebook runs before or around the grade cells
   (an IPython input transformer wrapping later cells in ``try/except: pass``
@@ -124,6 +125,8 @@ class OnlyKitCode(NbGraderPreprocessor):
 
     def preprocess(self, nb: NotebookNode, resources: dict) -> tuple[NotebookNode, dict]:
         info = resources["nbgrader"]
+        if not sanitise.PLAIN_ID.fullmatch(str(info["student"])):  # formgrader would write it into its page as HTML
+            raise ValueError(f"attnlab: not autograded: the student id {info['student']!r} is not a plain id")
         with Gradebook(info["db_url"]) as gradebook:
             source = gradebook.find_notebook(info["notebook"], info["assignment"])
             locked = {cell.name for cell in source.source_cells if cell.locked and cell.cell_type == "code"}

@@ -57,6 +57,8 @@ IMAGE_DATA = re.compile(r"data:image/(png|jpeg|gif);base64,[A-Za-z0-9+/=\s]+", r
 # student handed in (reports/timing_scaling.png), never another page or the server's API.
 RELATIVE = re.compile(r"(?!.*(^|/)\.\.(/|$))[A-Za-z0-9_][A-Za-z0-9_.\-/ ]*(#[\w.-]*)?")
 NUMBER = re.compile(r"\d{1,4}%?")
+# A student id that is safe as a folder name and as text on nbgrader's pages (which do not escape it).
+PLAIN_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.@-]{0,127}")
 
 # Outputs a viewer may show, and how: "text" as it is (nbconvert escapes it), "image" if it is base64 data,
 # "html"/"markdown" cleaned; review: the kit's own payload (autograder.nbgrader_course.review), which no
