@@ -70,6 +70,7 @@ MARKDOWN = {
     "mathjax-href": f"$\\href{{javascript:{script('mathjax-href')}}}{{x}}$",
     "mutation": f'<math><mtext><table><mglyph><style><img src=x onerror="{script("mutation")}">',
     "noscript": f'<noscript><p title="</noscript><img src=x onerror=&quot;{script("noscript")}&quot;>">',
+    "own-page-link": "[my report](reports/report.html) <a href='evil.html'>evil</a>",  # formgrader serves these
     "dom-clobber": '<a id="base_url" name="base_url" href="/api/contents">x</a><form id="submission_id"></form>',
     "attachment-svg": "![plot](attachment:plot.svg)",
     "attachment-html": '<iframe src="attachment:page.html"></iframe><img src="attachment:plot.svg">',

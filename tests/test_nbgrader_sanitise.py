@@ -34,7 +34,7 @@ ACTIVE = {
     "input", "textarea", "select", "video", "audio", "source", "portal", "template", "noscript",
 }  # fmt: skip
 BOOTSTRAP = str(Path(handlers.static_path) / "node_modules" / "bootstrap" / "dist" / "css")
-BAD_IN_ATTRIBUTES = (hostile.MARK, "javascript:", "data:text", "data:image/svg", "attachment:")
+BAD_IN_ATTRIBUTES = (hostile.MARK, "javascript:", "data:text", "data:image/svg", "attachment:", ".html")
 
 
 class Elements(html.parser.HTMLParser):

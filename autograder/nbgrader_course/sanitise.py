@@ -8,9 +8,9 @@ it (formgrader, the feedback page, Jupyter) shows what is left:
 
 - a markdown cell is rendered as nbconvert renders it (its raster attachments inlined), the HTML is cleaned by
   bleach with :data:`TAGS` and :data:`ATTRIBUTES` (no ``style``, ``class``, ``id`` or event attribute; links to
-  http, https, mailto, a fragment or a plain relative path; images from PNG, JPEG or GIF data or a plain
-  relative path), and the cell keeps that HTML on one line, which every markdown renderer passes through as it
-  is (a CommonMark HTML block ends only at a blank line);
+  http, https, mailto or a fragment; images from PNG, JPEG or GIF data or a plain relative path), and the cell
+  keeps that HTML on one line, which every markdown renderer passes through as it is (a CommonMark HTML block
+  ends only at a blank line);
 - an output keeps only the kinds :data:`OUTPUT_KINDS` names: text, PNG and JPEG data, and HTML or markdown
   cleaned the same way (no JavaScript, SVG, widget, Mermaid or LaTeX output);
 - the notebook's own metadata keeps only its kernel and language (no widget state, no title).
@@ -53,8 +53,9 @@ URL_ATTRIBUTES = {"href", "src"}
 RASTER = ("image/png", "image/jpeg", "image/gif")
 LINK = re.compile(r"(https?://|mailto:)[^\s\"'<>`\\]+|#[\w.-]*", re.IGNORECASE)
 IMAGE_DATA = re.compile(r"data:image/(png|jpeg|gif);base64,[A-Za-z0-9+/=\s]+", re.IGNORECASE)
-# A plain path below the page's folder: no scheme, no leading slash, no "..": a link or image may name a file the
-# student handed in (reports/timing_scaling.png), never another page or the server's API.
+# A plain path below the page's folder: no scheme, no leading slash, no "..": an image may name a file the student
+# handed in (reports/timing_scaling.png), never another page or the server's API. (An image, never a link: a page
+# the student handed in, opened from formgrader's origin, would run its script there.)
 RELATIVE = re.compile(r"(?!.*(^|/)\.\.(/|$))[A-Za-z0-9_][A-Za-z0-9_.\-/ ]*(#[\w.-]*)?")
 NUMBER = re.compile(r"\d{1,4}%?")
 # A student id that is safe as a folder name and as text on nbgrader's pages (which do not escape it).
@@ -81,8 +82,8 @@ def _allowed(tag: str, name: str, value: str) -> bool:
         return False
     if name == "src":
         return bool(IMAGE_DATA.fullmatch(value) or RELATIVE.fullmatch(value))
-    if name == "href":
-        return bool(LINK.fullmatch(value) or RELATIVE.fullmatch(value))
+    if name == "href":  # never relative: formgrader serves a submission's own files (an .html too) on its origin
+        return bool(LINK.fullmatch(value))
     if name in ("width", "height", "colspan", "rowspan", "start"):
         return bool(NUMBER.fullmatch(value))
     return True
