@@ -211,6 +211,8 @@ def test_the_course_runs_through_the_exchange(run: dict) -> None:
         assert [f.read_bytes() for f in fetched] == [page.read_bytes()], f"{name}'s feedback did not come through"
     for name in BY_HAND:
         assert not (course / "feedback" / name).exists(), "nbgrader has no feedback for a hand-in it did not grade"
+    assert "are invalid, changing them" not in run["log"], "nbgrader found the exchange's modes wrong"
+    assert "You don't" not in run["log"], "nbgrader found a folder of the exchange it may not use"
     print(f"\nthe course from writing to export took {run['seconds']:.1f} s:")
     print("\n".join(f"  {command}: {seconds:.1f} s" for command, seconds in TIMES))
 
