@@ -236,6 +236,16 @@ def test_the_exported_csv_agrees_with_grade_batch_and_says_why_for_a_hand_in_wit
     assert written - tasks.step("softmax").points < float(exported["carol"]["score"]) < written
 
 
+def test_an_unanswered_question_scores_0_and_an_answered_one_waits_for_a_manual_grade(run: dict) -> None:
+    """The sanitised notebook keeps an answer left as released byte for byte: nbgrader's checksum still tells it."""
+    names = run["students"]
+    with Gradebook(f"sqlite:///{run['course'] / 'gradebook.db'}", COURSE_ID) as gradebook:
+        alice = gradebook.find_grade(hostile.FORM_ID, LAB, LAB, names["alice"].name)
+        bob = gradebook.find_grade(hostile.FORM_ID, LAB, LAB, names["bob"].name)
+        assert (alice.auto_score, alice.needs_manual_grade) == (0.0, False)
+        assert bob.needs_manual_grade
+
+
 def test_students_cannot_read_the_course_its_solutions_or_each_other(run: dict) -> None:
     bob = run["students"]["bob"]
     if bob.uid is None:

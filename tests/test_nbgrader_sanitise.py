@@ -73,10 +73,10 @@ def released() -> nbformat.NotebookNode:
 
 
 def for_viewers(book: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    """``book`` after the course's last autograde step, with the release's locked cells as the gradebook's."""
+    """``book`` after the course's last autograde step, with the release's cells as the gradebook's."""
     cells = [c for c in released().cells if "nbgrader" in c.metadata]
-    kit = {c.metadata.nbgrader.grade_id: (c.cell_type, c.source) for c in cells if c.metadata.nbgrader.locked}
-    return sanitise.for_viewers(book, kit, {c.metadata.nbgrader.grade_id for c in cells})
+    kit = {c.metadata.nbgrader.grade_id: (c.cell_type, c.source) for c in cells}
+    return sanitise.for_viewers(book, kit, set(kit))
 
 
 def exporter(template: str, folder: Path) -> HTMLExporter:
@@ -182,3 +182,16 @@ def test_outputs_keep_text_images_and_cleaned_html_only() -> None:
         page = parsed(" ".join(str(v) for v in (kept or {}).get("data", {}).values()))
         assert not page.active and not page.handlers, (node, kept)
     assert sanitise.output({"output_type": "display_data", "data": {"application/javascript": "alert(1)"}}) is None
+
+
+def test_an_answer_left_as_released_stays_as_it_is_and_metadata_keeps_only_what_nbgrader_reads() -> None:
+    book = released()
+    answer = next(c for c in book.cells if c.metadata.get("nbgrader", {}).get("grade_id") == hostile.FORM_ID)
+    released_answer = answer.source
+    answer.metadata.nbgrader["points"] = 2
+    answer.metadata.nbgrader["extra"] = "<b>x</b>"
+    answer.metadata["tags"] = ["x"]
+    kept = next(c for c in for_viewers(book).cells if c.metadata.get("nbgrader", {}).get("grade_id") == hostile.FORM_ID)
+    assert kept.source == released_answer, "nbgrader's checksum must still see an unanswered cell"
+    assert set(kept.metadata) == {"nbgrader"} and "extra" not in kept.metadata.nbgrader
+    assert kept.metadata.nbgrader.points == 2 and kept.metadata.nbgrader.solution is True

@@ -69,13 +69,14 @@ try:
     # released with its hidden tests cleared.
     c.Autograde.sanitize_preprocessors = [
         ClearOutput, DeduplicateIds, OverwriteKernelspec, OverwriteKitCells, OnlyKitCode, CheckCellMetadata,
+        SanitiseForViewers,
     ]
     # The kernel runs without the submission on sys.path; a dead kernel is an explicit 0 in the feedback.
     # SaveKitAutoGrades: nbgrader's SaveAutoGrades; it also fills the timing step's review cell from the typed
     # report and scores it, or leaves it for manual grading (0 until then) when a check waits for review.
-    # SanitiseForViewers, last: formgrader and the feedback page render markdown without sanitising it, so the
-    # autograded notebook keeps the student's markdown, raw cells and every output only as sanitised HTML, and
-    # no widget state or other notebook metadata (after the grades are saved, from what the student handed in).
+    # SanitiseForViewers, last of both passes: formgrader and the feedback page render markdown without
+    # sanitising it, so the autograded notebook keeps the student's markdown, raw cells and every output only as
+    # sanitised HTML, and no widget state or other notebook metadata.
     c.Autograde.autograde_preprocessors = [
         GuardedExecute, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveKitAutoGrades, AssignLatePenalties,
         CheckCellMetadata, SanitiseForViewers,

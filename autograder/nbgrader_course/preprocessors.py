@@ -18,11 +18,11 @@
   (:mod:`autograder.nbgrader_course.review`) from the typed payload its step's grade cell displayed, and scores
   it: automatically when no check waits for review, else left for manual grading (nbgrader's *needs manual
   grade*, 0 until an instructor scores it).
-- :class:`SanitiseForViewers` (autograde, last): what a viewer of the autograded notebook (formgrader, the
-  feedback page, Jupyter) may be shown of what the student wrote: every markdown or raw cell that is not the
-  kit's own is replaced by its sanitised HTML (:mod:`autograder.nbgrader_course.sanitise`), outputs keep only
-  safe kinds, cell and notebook metadata only what nbgrader and the templates read. It runs after the grades
-  are saved, so nbgrader's checksums (an unchanged answer cell scores 0) saw what the student handed in.
+- :class:`SanitiseForViewers` (autograde, last of both passes): what a viewer of the autograded notebook
+  (formgrader, the feedback page, Jupyter) may be shown of what the student wrote: every markdown or raw cell
+  that is not the kit's own is replaced by its sanitised HTML (:mod:`autograder.nbgrader_course.sanitise`),
+  outputs keep only safe kinds, cell and notebook metadata only what nbgrader and the templates read. An answer
+  cell left as released stays as it is (nbgrader scores it 0 as unanswered).
 - :class:`FeedbackClearHiddenTests` (generate_feedback): nbgrader's
   ClearHiddenTests with the one option nbconvert's HTML exporter gives every
   preprocessor declared, so it no longer warns "Config option
@@ -214,16 +214,20 @@ class SaveKitAutoGrades(SaveAutoGrades):
 
 
 class SanitiseForViewers(NbGraderPreprocessor):
-    """Autograde's last step: the notebook as formgrader, the feedback page and Jupyter may show it
-    (:func:`autograder.nbgrader_course.sanitise.for_viewers`, with the gradebook's locked cells as the kit's)."""
+    """The notebook as formgrader, the feedback page and Jupyter may show it
+    (:func:`autograder.nbgrader_course.sanitise.for_viewers`, with the gradebook's cells as the kit's).
+
+    Last in both of autograde's passes: the notebook the first pass leaves in ``autograded/`` (where formgrader
+    would find it if the second pass never ran) holds no student HTML either, and the second sanitises the
+    outputs the grade cells produced. An answer cell left as released stays as it is, so nbgrader still scores
+    it 0 as unanswered; any other answer scores by hand either way."""
 
     def preprocess(self, nb: NotebookNode, resources: dict) -> tuple[NotebookNode, dict]:
         info = resources["nbgrader"]
         with Gradebook(info["db_url"]) as gradebook:
             source = gradebook.find_notebook(info["notebook"], info["assignment"])
-            kit = {cell.name: (cell.cell_type, cell.source) for cell in source.source_cells if cell.locked}
-            known = {cell.name for cell in source.source_cells}
-        return sanitise.for_viewers(nb, kit, known), resources
+            kit = {cell.name: (cell.cell_type, cell.source) for cell in source.source_cells}
+        return sanitise.for_viewers(nb, kit, set(kit)), resources
 
 
 class FeedbackClearHiddenTests(ClearHiddenTests):

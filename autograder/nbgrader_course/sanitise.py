@@ -229,21 +229,44 @@ def fenced(source: str, language: str = "") -> str:
 def for_viewers(nb: NotebookNode, kit: dict[str, tuple[str, str]], known: set[str]) -> NotebookNode:
     """The notebook ``nb`` as a viewer may see it.
 
-    ``kit``: the kit's locked cells by grade id, as (cell type, source); a markdown cell is left as it is only
-    when it is exactly one of them. Every other markdown or raw cell (answers, cells the student added, added code
+    ``kit``: the gradebook's cells by grade id, as (cell type, source), as the kit released them; a markdown cell
+    is left as it is only when it is exactly one of them (an answer cell left as released, too: nbgrader then
+    scores it 0 as unanswered). Every other markdown or raw cell (answers, cells the student added, added code
     shown as markdown) becomes a markdown cell holding its sanitised HTML, without attachments; every output is
-    sanitised; a cell keeps only the ``nbgrader`` entry of its metadata, when its grade id is in ``known``; the
-    notebook keeps only its kernel and language.
+    sanitised; a cell keeps only the ``nbgrader`` entry of its metadata (:func:`_nbgrader_metadata`), when its
+    grade id is in ``known``; the notebook keeps only its kernel and language.
     """
     nb.cells = [_cell_for_viewers(cell, kit, known) for cell in nb.cells]
     nb.metadata = NotebookNode(notebook_metadata(nb.metadata))
     return nb
 
 
+# nbgrader's cell metadata a template or a later nbgrader step reads, and the type each must have.
+NBGRADER_METADATA = {
+    "grade": bool, "solution": bool, "locked": bool, "task": bool, "points": (int, float), "schema_version": int,
+    "grade_id": str, "checksum": str, "cell_type": str,
+}  # fmt: skip
+WORD = re.compile(r"[A-Za-z0-9_.-]{1,128}")
+
+
+def _nbgrader_metadata(entry: Any, known: set[str]) -> dict[str, Any] | None:
+    """A cell's ``nbgrader`` metadata with only the keys nbgrader's steps and templates read, each of its type and
+    its strings plain; None when its grade id is not one of ``known`` (the gradebook's)."""
+    if not isinstance(entry, dict) or entry.get("grade_id") not in known:
+        return None
+    kept = {}
+    for key, kind in NBGRADER_METADATA.items():
+        value = entry.get(key)
+        plain = not isinstance(value, str) or WORD.fullmatch(value)
+        if isinstance(value, kind) and (kind is bool or not isinstance(value, bool)) and plain:
+            kept[key] = value
+    return kept
+
+
 def _cell_for_viewers(cell: NotebookNode, kit: dict[str, tuple[str, str]], known: set[str]) -> NotebookNode:
-    nbgrader = cell.get("metadata", {}).get("nbgrader")
-    grade_id = nbgrader.get("grade_id") if isinstance(nbgrader, dict) else None
-    metadata = NotebookNode({"nbgrader": nbgrader} if isinstance(grade_id, str) and grade_id in known else {})
+    nbgrader = _nbgrader_metadata(cell.get("metadata", {}).get("nbgrader"), known)
+    grade_id = nbgrader["grade_id"] if nbgrader else None
+    metadata = NotebookNode({"nbgrader": NotebookNode(nbgrader)} if nbgrader else {})
     if cell.cell_type == "code":
         outputs = [output(node) for node in cell.get("outputs", [])]
         cell.outputs = [NotebookNode(node) for node in outputs if node is not None]
