@@ -49,7 +49,6 @@ ATTRIBUTES = {
     "td": ("colspan", "rowspan", "align"),
     "th": ("colspan", "rowspan", "align"),
 }
-URL_ATTRIBUTES = {"href", "src"}
 RASTER = ("image/png", "image/jpeg", "image/gif")
 LINK = re.compile(r"(https?://|mailto:)[^\s\"'<>`\\]+|#[\w.-]*", re.IGNORECASE)
 IMAGE_DATA = re.compile(r"data:image/(png|jpeg|gif);base64,[A-Za-z0-9+/=\s]+", re.IGNORECASE)
