@@ -529,3 +529,18 @@ def test_collect_and_autograde_refuse_a_student_id_that_is_not_plain(tmp_path: P
     assert [record["username"] for record in collect.src_records] == ["ann"]
     with pytest.raises(ValueError, match="not a plain id"):
         OnlyKitCode().preprocess(nbformat.v4.new_notebook(), {"nbgrader": {"student": "<b>x</b>"}})
+
+
+def test_a_grader_failure_in_a_grade_cell_does_not_name_the_private_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from autograder.warm import client
+
+    private = tmp_path / "course" / "private"
+    private.mkdir(parents=True)
+    (private / private_folder.SETTINGS).write_text("{}", encoding="utf-8")
+    failed = client.GraderFailed(f"FileNotFoundError: {private}/hidden/test_softmax.py")
+    monkeypatch.setattr(cells.client, "grade", lambda *args, **kwargs: failed)
+    assert cells.grade("softmax", str(private), folder=tmp_path) == 0.0
+    shown = capsys.readouterr().out
+    assert "grader itself failed" in shown and str(private) not in shown and "test_softmax.py" in shown

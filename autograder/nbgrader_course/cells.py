@@ -205,7 +205,9 @@ def _grade_once(
         return Outcome(failure=_(NOT_FINISHED).format(seconds=graded.seconds))
     if isinstance(graded, client.NotTakenIn):  # no lab files, or past one of the intake's limits: one sentence
         return Outcome(failure=graded.reason)
-    return Outcome(failure=_(GRADER_FAILED).format(detail=graded.detail))
+    # the feedback is the student's: a grader's error naming a file of the private folder does not say where it is
+    detail = graded.detail.replace(str(private), "<private>") if private else graded.detail
+    return Outcome(failure=_(GRADER_FAILED).format(detail=detail))
 
 
 def _feedback(
