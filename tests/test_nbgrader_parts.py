@@ -183,8 +183,10 @@ def load_config(tmp_path: Path, text: str):
 def test_config_fixes_each_nbgrader_trap(tmp_path: Path) -> None:
     c = load_config(tmp_path, config.config_text(deadline_s=300))
     assert c.Autograde.exclude_overwriting == {tasks.LAB: [f"{m}.py" for m in tasks.MODULES]}
-    assert [p.__name__ for p in c.Autograde.sanitize_preprocessors][-2:] == ["OnlyKitCode", "CheckCellMetadata"]
+    sanitizing = [p.__name__ for p in c.Autograde.sanitize_preprocessors][-3:]
+    assert sanitizing == ["OnlyKitCode", "CheckCellMetadata", "SanitiseForViewers"]
     assert c.Autograde.autograde_preprocessors[0].__name__ == "GuardedExecute"
+    assert c.Autograde.autograde_preprocessors[-1].__name__ == "SanitiseForViewers"
     assert any(issubclass(p, ClearHiddenTests) for p in c.GenerateFeedback.preprocessors)
     assert "--InteractiveShell.xmode=Minimal" in c.Execute.extra_arguments
     assert c.Execute.timeout == 300 + config.TIMEOUT_MARGIN_S
@@ -279,9 +281,17 @@ def test_release_check_removes_a_leaking_release_and_exits(tmp_path: Path) -> No
 
 
 # -- the course folder --------------------------------------------------------------------------
-def test_course_folder_layout_and_private_folder(tmp_path: Path) -> None:
-    root = tmp_path / "course"
-    course.write_course(course.CourseOptions(folder=root, kit=kit.ROOT, call_timeout_s=2, deadline_s=60))
+@pytest.fixture(scope="module")
+def written(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One course (id attn101, 2 s per call, 60 s per student), written once for the module's tests."""
+    root = tmp_path_factory.mktemp("written") / "course"
+    options = course.CourseOptions(folder=root, kit=kit.ROOT, course_id="attn101", call_timeout_s=2, deadline_s=60)
+    course.write_course(options)
+    return root
+
+
+def test_course_folder_layout_and_private_folder(written: Path) -> None:
+    root = written
     source, private = root / "source" / tasks.LAB, root / "private"
     assert sorted(p.name for p in source.glob("*.py")) == sorted(f"{m}.py" for m in tasks.MODULES)
     assert (source / "handouts" / "lab07_attention.md").is_file()
@@ -299,8 +309,12 @@ def test_course_folder_layout_and_private_folder(tmp_path: Path) -> None:
     secret = (private / private_folder.SECRET).read_text()
     with pytest.raises(course.CourseError, match="--force"):
         course.write_course(course.CourseOptions(folder=root, kit=kit.ROOT))
-    course.write_course(course.CourseOptions(folder=root, kit=kit.ROOT, force=True))
+    with pytest.raises(course.CourseError, match="keeps its course id"):
+        course.write_course(course.CourseOptions(folder=root, kit=kit.ROOT, course_id="other", force=True))
+    options = course.CourseOptions(folder=root, kit=kit.ROOT, call_timeout_s=2, deadline_s=60, force=True)
+    course.write_course(options)  # the same settings: the module's other tests see the same course
     assert (private / private_folder.SECRET).read_text() == secret, "rewriting the course changed the secret"
+    assert course.Stamp.read(root) == course.Stamp("attn101", str(root / "exchange")), "--force kept the id"
 
 
 def _listing(folder: Path) -> dict[str, int]:
@@ -335,24 +349,24 @@ def test_the_command_refuses_with_one_line_and_exit_2(tmp_path: Path, capsys: py
     assert sorted(p.name for p in (tmp_path / "hand-ins").iterdir()) == ["bo"]
 
 
-def test_an_empty_folder_becomes_a_course_and_force_keeps_its_course_id(tmp_path: Path) -> None:
-    root = tmp_path / "empty"
+def test_an_empty_folder_becomes_a_course(tmp_path: Path) -> None:
+    """An empty folder is taken, with its own exchange elsewhere: the course folder is then the instructor's only."""
+    root, elsewhere = tmp_path / "empty", tmp_path / "srv" / "exchange"
     root.mkdir()
-    course.write_course(course.CourseOptions(folder=root, kit=kit.ROOT, course_id="attn101"))
-    assert course.Stamp.read(root) == course.Stamp("attn101", str(root / "exchange"))
-    with pytest.raises(course.CourseError, match="keeps its course id"):
-        course.write_course(course.CourseOptions(folder=root, kit=kit.ROOT, course_id="other", force=True))
-    course.write_course(course.CourseOptions(folder=root, kit=kit.ROOT, force=True))
-    assert course.Stamp.read(root).course_id == "attn101"
+    course.write_course(course.CourseOptions(folder=root, kit=kit.ROOT, course_id="attn102", exchange=elsewhere))
+    assert course.Stamp.read(root) == course.Stamp("attn102", str(elsewhere))
+    assert _mode(root) == 0o700 and (elsewhere / "attn102" / "inbound").is_dir()
+    assert course.unreachable(elsewhere) == [p for p in elsewhere.parents if not p.stat().st_mode & 0o001]
+    c = PyFileConfigLoader(course.CONFIG, path=str(root)).load_config()
+    assert c.Exchange.root == str(elsewhere)
 
 
 def _mode(path: Path) -> int:
     return stat.S_IMODE(path.stat().st_mode)
 
 
-def test_the_course_is_closed_to_others_but_its_exchange_has_nbgraders_modes(tmp_path: Path) -> None:
-    root = tmp_path / "course"
-    course.write_course(course.CourseOptions(folder=root, kit=kit.ROOT, course_id="attn101"))
+def test_the_course_is_closed_to_others_but_its_exchange_has_nbgraders_modes(written: Path) -> None:
+    root = written
     assert _mode(root) == 0o711, "students pass through to the exchange, never list the course"
     for top in ("source", "private"):
         for path in [root / top, *(root / top).rglob("*")]:
@@ -367,16 +381,9 @@ def test_the_course_is_closed_to_others_but_its_exchange_has_nbgraders_modes(tmp
     with Gradebook(f"sqlite:///{root / course.GRADEBOOK}", "attn101") as gradebook:
         assert gradebook.check_course("attn101").id == "attn101"
 
-    elsewhere = tmp_path / "srv" / "exchange"
-    other = tmp_path / "course2"
-    course.write_course(course.CourseOptions(folder=other, kit=kit.ROOT, course_id="attn102", exchange=elsewhere))
-    assert _mode(other) == 0o700 and (elsewhere / "attn102" / "inbound").is_dir()
-    assert course.unreachable(elsewhere) == [p for p in elsewhere.parents if not p.stat().st_mode & 0o001]
 
-
-def test_the_config_names_the_course_the_exchange_and_the_kits_export(tmp_path: Path) -> None:
-    root = tmp_path / "course"
-    course.write_course(course.CourseOptions(folder=root, kit=kit.ROOT, course_id="attn101"))
+def test_the_config_names_the_course_the_exchange_and_the_kits_export(written: Path) -> None:
+    root = written
     c = PyFileConfigLoader(course.CONFIG, path=str(root)).load_config()
     assert c.CourseDirectory.course_id == "attn101" and c.Exchange.root == str(root / "exchange")
     assert c.ExportApp.plugin_class.__name__ == "KitCsvExport"
