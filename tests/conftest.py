@@ -36,6 +36,7 @@ SECOND_TIER = {
     "tests/test_nbgrader_kernel.py": "nbgrader's kernels",
     "tests/test_nbgrader_language.py": "nbgrader runs on a course",
     "tests/test_nbgrader_warm.py": "nbgrader runs with the warm grading server",
+    "tests/test_nbgrader_exchange.py": "nbgrader's exchange with students' accounts, formgrader in chromium",
     "tests/test_batch.py::test_a_dask_cluster_that_loses_a_worker_gives_the_same_csv": "a Dask LocalCluster",
     "tests/test_batch_similarity.py::test_grade_batch_on_a_dask_cluster_flags_the_copies": "a Dask LocalCluster",
     "fixture:student_python": "a virtual environment installed from the course lock by the Gradescope setup.sh",

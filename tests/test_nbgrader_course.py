@@ -243,8 +243,8 @@ def test_every_students_exported_score(graded: dict) -> None:
 
 
 def review_cell(graded: dict, student: str) -> tuple[str, float | None, bool]:
-    """The autograded review cell of the timing step: its text, its automatic score, whether it needs a manual
-    grade."""
+    """The autograded review cell of the timing step: its text (sanitised HTML, as every viewer gets it), its
+    automatic score, whether it needs a manual grade."""
     book = nbformat.read(graded["root"] / "autograded" / student / LAB / notebook.NOTEBOOK, as_version=4)
     cell = next(c for c in book.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "review_timing")
     with Gradebook(f"sqlite:///{graded['root'] / 'gradebook.db'}") as gradebook:
@@ -257,7 +257,7 @@ def test_device_points_wait_in_a_manually_graded_cell_that_names_each_check_and_
     and the cell names each device-specific check with the grader's reason; a verified report scores it."""
     source, auto, manual = review_cell(graded, "gpu_report")
     assert auto is None and manual, (auto, manual)
-    listed = [line for line in source.splitlines() if line.startswith("- **")]
+    listed = re.findall(r"<li>(.*?)</li>", source)  # the cell as viewers get it: its markdown as sanitised HTML
     assert len(listed) == len(tasks.REVIEW_CHECKS["timing"]), source
     assert all("cuda" in line and "0 until then" in line for line in listed), source
     assert "For review" in source and "For review" in feedback(graded, "gpu_report")

@@ -183,8 +183,10 @@ def load_config(tmp_path: Path, text: str):
 def test_config_fixes_each_nbgrader_trap(tmp_path: Path) -> None:
     c = load_config(tmp_path, config.config_text(deadline_s=300))
     assert c.Autograde.exclude_overwriting == {tasks.LAB: [f"{m}.py" for m in tasks.MODULES]}
-    assert [p.__name__ for p in c.Autograde.sanitize_preprocessors][-2:] == ["OnlyKitCode", "CheckCellMetadata"]
+    sanitizing = [p.__name__ for p in c.Autograde.sanitize_preprocessors][-3:]
+    assert sanitizing == ["OnlyKitCode", "CheckCellMetadata", "SanitiseForViewers"]
     assert c.Autograde.autograde_preprocessors[0].__name__ == "GuardedExecute"
+    assert c.Autograde.autograde_preprocessors[-1].__name__ == "SanitiseForViewers"
     assert any(issubclass(p, ClearHiddenTests) for p in c.GenerateFeedback.preprocessors)
     assert "--InteractiveShell.xmode=Minimal" in c.Execute.extra_arguments
     assert c.Execute.timeout == 300 + config.TIMEOUT_MARGIN_S
@@ -279,9 +281,17 @@ def test_release_check_removes_a_leaking_release_and_exits(tmp_path: Path) -> No
 
 
 # -- the course folder --------------------------------------------------------------------------
-def test_course_folder_layout_and_private_folder(tmp_path: Path) -> None:
-    root = tmp_path / "course"
-    course.write_course(course.CourseOptions(folder=root, kit=kit.ROOT, call_timeout_s=2, deadline_s=60))
+@pytest.fixture(scope="module")
+def written(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One course (id attn101, 2 s per call, 60 s per student), written once for the module's tests."""
+    root = tmp_path_factory.mktemp("written") / "course"
+    options = course.CourseOptions(folder=root, kit=kit.ROOT, course_id="attn101", call_timeout_s=2, deadline_s=60)
+    course.write_course(options)
+    return root
+
+
+def test_course_folder_layout_and_private_folder(written: Path) -> None:
+    root = written
     source, private = root / "source" / tasks.LAB, root / "private"
     assert sorted(p.name for p in source.glob("*.py")) == sorted(f"{m}.py" for m in tasks.MODULES)
     assert (source / "handouts" / "lab07_attention.md").is_file()
@@ -299,8 +309,101 @@ def test_course_folder_layout_and_private_folder(tmp_path: Path) -> None:
     secret = (private / private_folder.SECRET).read_text()
     with pytest.raises(course.CourseError, match="--force"):
         course.write_course(course.CourseOptions(folder=root, kit=kit.ROOT))
-    course.write_course(course.CourseOptions(folder=root, kit=kit.ROOT, force=True))
+    with pytest.raises(course.CourseError, match="keeps its course id"):
+        course.write_course(course.CourseOptions(folder=root, kit=kit.ROOT, course_id="other", force=True))
+    options = course.CourseOptions(folder=root, kit=kit.ROOT, call_timeout_s=2, deadline_s=60, force=True)
+    course.write_course(options)  # the same settings: the module's other tests see the same course
     assert (private / private_folder.SECRET).read_text() == secret, "rewriting the course changed the secret"
+    assert course.Stamp.read(root) == course.Stamp("attn101", str(root / "exchange")), "--force kept the id"
+
+
+def _listing(folder: Path) -> dict[str, int]:
+    return {str(p.relative_to(folder)): p.stat().st_mode for p in sorted(folder.rglob("*"))}
+
+
+def test_the_course_writer_refuses_a_folder_it_did_not_make_and_writes_nothing(tmp_path: Path) -> None:
+    hand_ins = tmp_path / "class folder"
+    (hand_ins / "ann" / tasks.LAB).mkdir(parents=True)
+    (hand_ins / "ann" / tasks.LAB / "softmax.py").write_text("# ann's\n", encoding="utf-8")
+    before = _listing(hand_ins)
+    for force in (False, True):
+        with pytest.raises(course.CourseError, match="is not empty and is not a course") as refused:
+            course.write_course(course.CourseOptions(folder=hand_ins, kit=kit.ROOT, force=force))
+        assert str(refused.value).count(". ") == 0, "one sentence"
+        assert _listing(hand_ins) == before
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("x", encoding="utf-8")
+    with pytest.raises(course.CourseError, match="is not a folder"):
+        course.write_course(course.CourseOptions(folder=a_file, kit=kit.ROOT))
+    with pytest.raises(course.CourseError, match="cannot be an nbgrader course id"):
+        course.write_course(course.CourseOptions(folder=tmp_path / "new", kit=kit.ROOT, course_id="a+b"))
+    assert not (tmp_path / "new").exists()
+
+
+def test_the_command_refuses_with_one_line_and_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "hand-ins" / "bo").mkdir(parents=True)
+    args = cli.parser().parse_args(["nbgrader-course", str(tmp_path / "hand-ins"), "--kit", str(kit.ROOT), "--force"])
+    assert args.run(args) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "is not empty and is not a course" in err, err
+    assert sorted(p.name for p in (tmp_path / "hand-ins").iterdir()) == ["bo"]
+
+
+def test_an_empty_folder_becomes_a_course(tmp_path: Path) -> None:
+    """An empty folder is taken, with its own exchange elsewhere: the course folder is then the instructor's only."""
+    root, elsewhere = tmp_path / "empty", tmp_path / "srv" / "exchange"
+    root.mkdir()
+    course.write_course(course.CourseOptions(folder=root, kit=kit.ROOT, course_id="attn102", exchange=elsewhere))
+    assert course.Stamp.read(root) == course.Stamp("attn102", str(elsewhere))
+    assert _mode(root) == 0o700 and (elsewhere / "attn102" / "inbound").is_dir()
+    assert course.unreachable(elsewhere) == [p for p in elsewhere.parents if not p.stat().st_mode & 0o001]
+    c = PyFileConfigLoader(course.CONFIG, path=str(root)).load_config()
+    assert c.Exchange.root == str(elsewhere)
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def test_the_course_is_closed_to_others_but_its_exchange_has_nbgraders_modes(written: Path) -> None:
+    root = written
+    assert _mode(root) == 0o711, "students pass through to the exchange, never list the course"
+    for top in ("source", "private"):
+        for path in [root / top, *(root / top).rglob("*")]:
+            assert _mode(path) == (0o700 if path.is_dir() else 0o600), path
+    for name in (*course.PRIVATE_FOLDERS, course.GRADEBOOK, course.NBGRADER_LOG, course.CONFIG, course.STAMP):
+        assert _mode(root / name) & 0o077 == 0, name
+    assert _mode(root / course.STUDENTS_CONFIG) == 0o644
+    exchange = root / "exchange"
+    assert stat.S_IMODE(exchange.stat().st_mode) == 0o1777
+    modes = {name: _mode(exchange / "attn101" / name) for name in ("", "inbound", "outbound", "feedback")}
+    assert modes == {"": 0o755, "inbound": 0o2733, "outbound": 0o755, "feedback": 0o711}
+    with Gradebook(f"sqlite:///{root / course.GRADEBOOK}", "attn101") as gradebook:
+        assert gradebook.check_course("attn101").id == "attn101"
+
+
+def test_the_config_names_the_course_the_exchange_and_the_kits_export(written: Path) -> None:
+    root = written
+    c = PyFileConfigLoader(course.CONFIG, path=str(root)).load_config()
+    assert c.CourseDirectory.course_id == "attn101" and c.Exchange.root == str(root / "exchange")
+    assert c.ExportApp.plugin_class.__name__ == "KitCsvExport"
+    assert c.Autograde.autograde_preprocessors[-1].__name__ == "SanitiseForViewers"
+    assert c.HTMLExporter.sanitize_html is True
+    students = PyFileConfigLoader(course.STUDENTS_CONFIG, path=str(root)).load_config()
+    assert students.CourseDirectory.course_id == "attn101" and students.Exchange.root == str(root / "exchange")
+
+
+def test_why_nbgrader_did_not_autograde_a_hand_in(tmp_path: Path) -> None:
+    from autograder.nbgrader_course import export
+
+    names = [tasks.LAB]
+    assert export.why_not_autograded(tmp_path, names) == export.NO_NOTEBOOK
+    (tmp_path / "my lab.ipynb").write_text("{}", encoding="utf-8")
+    assert export.why_not_autograded(tmp_path, names) == export.RENAMED.format(
+        names="my lab.ipynb", expected=f"{tasks.LAB}.ipynb"
+    )
+    (tmp_path / f"{tasks.LAB}.ipynb").write_text("{not json", encoding="utf-8")
+    assert export.why_not_autograded(tmp_path, names).startswith(f"{tasks.LAB}.ipynb cannot be read as a notebook")
 
 
 def test_attnlab_has_the_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -391,3 +494,60 @@ def _sandbox_children(mark: str) -> set[int]:
             except OSError:
                 pass
     return found
+
+
+# -- what students see -------------------------------------------------------------------------
+SEED = 918273645
+
+
+def test_no_student_facing_rendering_shows_the_hidden_inputs_seed() -> None:
+    """The seed of the hidden inputs is a grader internal: the instructor's terminal shows it, no page, cell output
+    or Gradescope field a student sees does (nbgrader's feedback, grade-batch's feedback page, Gradescope)."""
+    from autograder.gradescope import results
+    from autograder.report import render_html, render_terminal
+    from autograder.report.model import GradeReport
+
+    step = tasks.step("softmax")
+    result = StepResult(step, (CheckResult("softmax", "test_rows", "rows sum to 1", step.points, False, True, "no"),))
+    report = GradeReport(submission="ann", steps=(result,), public_only=False, seed=SEED)
+    assert str(SEED) in render_terminal.text(report), "the instructor's terminal shows it (the test can fail)"
+    grade_cell = cells._feedback(step, report, result, 0.0, "", public_only=False)
+    document = results.results(report)
+    student_visible = [json.dumps({k: v for k, v in document.items() if k != "extra_data"})]
+    assert document["extra_data"]["seed"] == SEED  # Gradescope shows extra_data to no student
+    for shown in (grade_cell, render_html.page(report), *student_visible):
+        assert str(SEED) not in shown and "seed" not in shown.lower(), shown[:2000]
+
+
+def test_collect_and_autograde_refuse_a_student_id_that_is_not_plain(tmp_path: Path) -> None:
+    """``nbgrader submit --student ID`` lets a student choose the id, and formgrader writes it into its page
+    unescaped: collect leaves such a submission in the exchange, autograde refuses it."""
+    from nbgrader.auth import Authenticator
+    from nbgrader.coursedir import CourseDirectory
+
+    from autograder.nbgrader_course.exchange import KitCollect
+
+    inbound = tmp_path / "exchange" / "attn101" / "inbound"
+    for student in ("ann", '"><img src=x onerror=alert(1)>'):
+        (inbound / f"{student}+{tasks.LAB}+2026-12-01 10:00:00.000000 UTC+abc").mkdir(parents=True)
+    coursedir = CourseDirectory(root=str(tmp_path), course_id="attn101", assignment_id=tasks.LAB)
+    collect = KitCollect(coursedir=coursedir, authenticator=Authenticator(), root=str(tmp_path / "exchange"))
+    collect.init_src()
+    assert [record["username"] for record in collect.src_records] == ["ann"]
+    with pytest.raises(ValueError, match="not a plain id"):
+        OnlyKitCode().preprocess(nbformat.v4.new_notebook(), {"nbgrader": {"student": "<b>x</b>"}})
+
+
+def test_a_grader_failure_in_a_grade_cell_does_not_name_the_private_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from autograder.warm import client
+
+    private = tmp_path / "course" / "private"
+    private.mkdir(parents=True)
+    (private / private_folder.SETTINGS).write_text("{}", encoding="utf-8")
+    failed = client.GraderFailed(f"FileNotFoundError: {private}/hidden/test_softmax.py")
+    monkeypatch.setattr(cells.client, "grade", lambda *args, **kwargs: failed)
+    assert cells.grade("softmax", str(private), folder=tmp_path) == 0.0
+    shown = capsys.readouterr().out
+    assert "grader itself failed" in shown and str(private) not in shown and "test_softmax.py" in shown

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from autograder import i18n, stubs, tasks
@@ -14,15 +15,30 @@ NAME, AUDIENCE = "nbgrader-course", INSTRUCTOR
 HELP = "write an nbgrader course folder for the lab (needs the course extra)"
 NEXT_STEPS = (  # (command, what it produces), printed after the course is written
     ("nbgrader generate_assignment {lab}", "release/{lab}/: stubs, the notebook without hidden tests or model answers"),
-    ("(nbgrader collect, or copy)", "submitted/<student>/{lab}/: each student's folder"),
+    ("nbgrader release_assignment {lab}", "the release in the exchange, for students' fetch_assignment"),
+    ("nbgrader collect {lab}", "submitted/<student>/{lab}/: each student's last submission"),
     ("nbgrader autograde {lab}", "autograded/<student>/{lab}/ and the scores in gradebook.db"),
+    ("nbgrader formgrader (Jupyter)", "the written answers and any review cell, graded by hand"),
     ("nbgrader generate_feedback {lab}", "feedback/<student>/{lab}/{lab}.html"),
-    ("nbgrader export", "grades.csv"),
+    ("nbgrader release_feedback {lab}", "the feedback in the exchange, for students' fetch_feedback"),
+    ("nbgrader export", "grades.csv, a row with its reason for every hand-in nbgrader could not autograde"),
+)
+UNREACHABLE = (
+    "warning: other users cannot pass through {folders}, so students cannot reach the exchange {exchange}; "
+    "open them (chmod o+x) or give an exchange they can reach with --exchange"
 )
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("folder", help="the course folder to write (run nbgrader from there)")
+    parser.add_argument("folder", help="the course folder to write: new, empty, or a course it made (--force)")
+    parser.add_argument(
+        "--course-id", metavar="ID", help="nbgrader's course id (default: the folder's name; kept by --force)"
+    )
+    parser.add_argument(
+        "--exchange",
+        metavar="DIR",
+        help="nbgrader's exchange folder, made world-writable with the sticky bit (default: FOLDER/exchange)",
+    )
     parser.add_argument(
         "--kit",
         metavar="DIR",
@@ -58,7 +74,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--force",
         action="store_true",
-        help="rewrite an existing course's config, source and private files (the secret is kept)",
+        help="rewrite a course this command made: its config, source and private files (the secret, gradebook, "
+        "exchange and students' work are kept); never another folder",
     )
 
 
@@ -77,6 +94,8 @@ def run(args: argparse.Namespace) -> int:
     options = course.CourseOptions(
         folder=Path(args.folder),
         kit=kit,
+        course_id=args.course_id,
+        exchange=Path(args.exchange) if args.exchange else None,
         call_timeout_s=args.timeout,
         import_timeout_s=args.import_timeout,
         deadline_s=args.deadline,
@@ -86,10 +105,16 @@ def run(args: argparse.Namespace) -> int:
     )
     try:
         course.write_course(options)
-    except (course.CourseError, stubs.MarkerError) as error:
+    except (course.CourseError, stubs.MarkerError, ValueError) as error:
         return usage_error(NAME, str(error))
-    print(f"wrote the course in {options.folder}; next, from that folder:")
+    stamp = course.Stamp.read(Path(args.folder).resolve())
+    exchange = Path(stamp.exchange) if stamp else None
+    print(f"wrote the course {stamp.course_id if stamp else ''} in {options.folder}; next, from that folder:")
     width = max(len(command.format(lab=tasks.LAB)) for command, _ in NEXT_STEPS)
     for command, produces in NEXT_STEPS:
         print(f"  {command.format(lab=tasks.LAB):<{width}}  -> {produces.format(lab=tasks.LAB)}")
+    print(f"students need {course.STUDENTS_CONFIG} (the exchange and the course id) as their nbgrader config")
+    blocked = course.unreachable(exchange) if exchange else []
+    if blocked:
+        print(UNREACHABLE.format(folders=", ".join(map(str, blocked)), exchange=exchange), file=sys.stderr)
     return EXIT_OK

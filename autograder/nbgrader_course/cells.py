@@ -205,7 +205,9 @@ def _grade_once(
         return Outcome(failure=_(NOT_FINISHED).format(seconds=graded.seconds))
     if isinstance(graded, client.NotTakenIn):  # no lab files, or past one of the intake's limits: one sentence
         return Outcome(failure=graded.reason)
-    return Outcome(failure=_(GRADER_FAILED).format(detail=graded.detail))
+    # the feedback is the student's: a grader's error naming a file of the private folder does not say where it is
+    detail = graded.detail.replace(str(private), "<private>") if private else graded.detail
+    return Outcome(failure=_(GRADER_FAILED).format(detail=detail))
 
 
 def _feedback(
@@ -226,7 +228,10 @@ def _feedback(
     elif result is None or report is None:
         lines.append(_(NO_CHECKS))
     else:
-        lines.append(render.table(replace(report, submission=Path(report.submission).name, steps=(result,))))
+        # no hidden-input seed: the feedback is the student's, and the seed is a grader internal
+        lines.append(
+            render.table(replace(report, submission=Path(report.submission).name, steps=(result,)), seed=False)
+        )
     if public_only and step.hidden_points:
         lines.append(counted(HIDDEN_LATER, step.hidden_points).format(points=step.hidden_points))
     if review.has_review(step):

@@ -7,7 +7,8 @@
   without a false "checksum has changed" warning for every grade cell of every
   student (the released cell is the recorded one with its hidden tests
   cleared, exactly as nbgrader released it); a real change is still reported.
-- :class:`OnlyKitCode` (autograde, sanitising): every code cell that is not
+- :class:`OnlyKitCode` (autograde, sanitising): a student id that is not plain is refused (formgrader writes it
+  into its pages unescaped); every code cell that is not
   one of the kit's locked cells becomes a markdown cell showing its code, so
   nothing a student adds to the notebook runs before or around the grade cells
   (an IPython input transformer wrapping later cells in ``try/except: pass``
@@ -17,6 +18,11 @@
   (:mod:`autograder.nbgrader_course.review`) from the typed payload its step's grade cell displayed, and scores
   it: automatically when no check waits for review, else left for manual grading (nbgrader's *needs manual
   grade*, 0 until an instructor scores it).
+- :class:`SanitiseForViewers` (autograde, last of both passes): what a viewer of the autograded notebook
+  (formgrader, the feedback page, Jupyter) may be shown of what the student wrote: every markdown or raw cell
+  that is not the kit's own is replaced by its sanitised HTML (:mod:`autograder.nbgrader_course.sanitise`),
+  outputs keep only safe kinds, cell and notebook metadata only what nbgrader and the templates read. An answer
+  cell left as released stays as it is (nbgrader scores it 0 as unanswered).
 - :class:`FeedbackClearHiddenTests` (generate_feedback): nbgrader's
   ClearHiddenTests with the one option nbconvert's HTML exporter gives every
   preprocessor declared, so it no longer warns "Config option
@@ -34,7 +40,6 @@
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +55,7 @@ from nbgrader.preprocessors import ClearHiddenTests, Execute, NbGraderPreprocess
 from traitlets import List
 
 from autograder import tasks
-from autograder.nbgrader_course import cells, notebook, release, review
+from autograder.nbgrader_course import cells, notebook, release, review, sanitise
 
 # Runs ipykernel_launcher with the working directory taken off sys.path ("-c" puts "" first).
 ISOLATED_LAUNCH = (
@@ -60,7 +65,7 @@ KERNEL_DIED = "KernelDied"
 KERNEL_DIED_TEXT = (
     "the notebook's kernel died while this cell ran, so it scores 0; the cells after it ran in a fresh kernel"
 )
-ADDED_CELL = "*A code cell added to the notebook; it was not run while grading:*\n\n{fence}python\n{source}\n{fence}"
+ADDED_CELL = "*A code cell added to the notebook; it was not run while grading:*\n\n{code}"
 
 
 class StripSolutionFiles(NbGraderPreprocessor):
@@ -120,6 +125,9 @@ class OnlyKitCode(NbGraderPreprocessor):
 
     def preprocess(self, nb: NotebookNode, resources: dict) -> tuple[NotebookNode, dict]:
         info = resources["nbgrader"]
+        student = info.get("student")  # autograde always names it
+        if student is not None and not sanitise.PLAIN_ID.fullmatch(str(student)):  # formgrader writes it as HTML
+            raise ValueError(f"attnlab: not autograded: the student id {student!r} is not a plain id")
         with Gradebook(info["db_url"]) as gradebook:
             source = gradebook.find_notebook(info["notebook"], info["assignment"])
             locked = {cell.name for cell in source.source_cells if cell.locked and cell.cell_type == "code"}
@@ -147,9 +155,10 @@ class OnlyKitCode(NbGraderPreprocessor):
             cell.metadata = NotebookNode({"deletable": False, "editable": False, "nbgrader": NotebookNode(kit)})
             return cell
         self.log.warning("attnlab: a code cell added by the student (cell %d) will not run", index)
-        fence = "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", cell.source)), default=0))
         markdown = NotebookNode(
-            cell_type="markdown", metadata=NotebookNode(), source=ADDED_CELL.format(fence=fence, source=cell.source)
+            cell_type="markdown",
+            metadata=NotebookNode(),
+            source=ADDED_CELL.format(code=sanitise.fenced(cell.source, "python")),
         )
         if "id" in cell:
             markdown["id"] = cell["id"]
@@ -203,6 +212,23 @@ class SaveKitAutoGrades(SaveAutoGrades):
             grade.needs_manual_grade = grade.manual_score is not None or grade.auto_score is None
             self.gradebook.db.commit()
         return super().preprocess_cell(cell, resources, cell_index)
+
+
+class SanitiseForViewers(NbGraderPreprocessor):
+    """The notebook as formgrader, the feedback page and Jupyter may show it
+    (:func:`autograder.nbgrader_course.sanitise.for_viewers`, with the gradebook's cells as the kit's).
+
+    Last in both of autograde's passes: the notebook the first pass leaves in ``autograded/`` (where formgrader
+    would find it if the second pass never ran) holds no student HTML either, and the second sanitises the
+    outputs the grade cells produced. An answer cell left as released stays as it is, so nbgrader still scores
+    it 0 as unanswered; any other answer scores by hand either way."""
+
+    def preprocess(self, nb: NotebookNode, resources: dict) -> tuple[NotebookNode, dict]:
+        info = resources["nbgrader"]
+        with Gradebook(info["db_url"]) as gradebook:
+            source = gradebook.find_notebook(info["notebook"], info["assignment"])
+            kit = {cell.name: (cell.cell_type, cell.source) for cell in source.source_cells}
+        return sanitise.for_viewers(nb, kit, set(kit)), resources
 
 
 class FeedbackClearHiddenTests(ClearHiddenTests):

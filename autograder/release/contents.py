@@ -40,9 +40,12 @@ INSTRUCTOR_ONLY = (
     "gradescope/scripts.py",
     "nbgrader_course/config.py",
     "nbgrader_course/course.py",
+    "nbgrader_course/exchange.py",
+    "nbgrader_course/export.py",
     "nbgrader_course/notebook.py",
     "nbgrader_course/preprocessors.py",
     "nbgrader_course/release.py",
+    "nbgrader_course/sanitise.py",
 )
 LEFT_OUT = ("__pycache__", ".pyc", ".po")  # the catalogs' sources: the wheel ships the compiled .mo
 

@@ -170,7 +170,8 @@ def body(report: GradeReport, handout: str | None = None) -> str:
     head = _(render_terminal.GRADING).format(submission=report.submission)
     if report.public_only:
         head += _(render_terminal.PUBLIC_ONLY)
-    parts = [f"<h1>{_e(head)}</h1>", table(report), f"<p>{_e(render_terminal.run_line(report))}</p>"]
+    # the page is the student's feedback (grade-batch's students/<id>.html): no hidden-input seed on it
+    parts = [f"<h1>{_e(head)}</h1>", table(report), f"<p>{_e(render_terminal.run_line(report, seed=False))}</p>"]
     parts += [f"<p>{_e(_(render_terminal.NOTE).format(note=note))}</p>" for note in report.notes]
     parts.append(_worked_example(report))
     failed = [r for r in report.steps if r.failed]
