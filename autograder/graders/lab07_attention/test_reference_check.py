@@ -79,7 +79,7 @@ def test_reports_the_real_difference(lab: Lab, oracle: Oracle) -> None:
 
 @pytest.mark.points(0.5)
 def test_backend_named(lab: Lab, oracle: Oracle) -> None:
-    """The backend names a kernel that can run the inputs (on CPU: "flash" or "math" for 4-d, "math" for 2-d)"""
+    """The backend names the kernel PyTorch runs for the inputs (on a CPU: "flash" for 4-d, "math" for 2-d)"""
     for name in ("2d", "4d", "causal_4d"):
         Q, K, V, mask = INPUTS[name]
         got = lab.call(
