@@ -18,6 +18,13 @@ EXIT_OK, EXIT_USAGE, EXIT_INTERNAL = 0, 2, 3
 STUDENT, INSTRUCTOR = "student", "instructor"  # who a command is for
 
 
+def student_install() -> bool:
+    """Whether this is a student's install (the release wheel): it holds no instructor command."""
+    import importlib.util
+
+    return importlib.util.find_spec("autograder.cli.batch") is None
+
+
 def usage_error(command: str, message: str) -> int:
     """Print ``attnlab COMMAND: message`` on stderr; the usage-error exit status."""
     print(f"attnlab {command}: {message}", file=sys.stderr)
@@ -31,7 +38,11 @@ def internal_error(command: str, message: str) -> int:
 
 
 def add_kit_argument(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--kit", metavar="DIR", help="the instructor kit (default: the one attnlab finds)")
+    from autograder.cli import options
+
+    parser.add_argument(
+        "--kit", metavar="DIR", type=options.kit, help="the instructor kit (default: the one attnlab finds)"
+    )
 
 
 def instructor_kit(folder: str | None) -> Kit | None:

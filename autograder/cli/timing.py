@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from autograder import i18n
+from autograder.cli import options
 from autograder.cli.common import EXIT_OK, STUDENT, usage_error
 from autograder.cli.grade import default_folder
 from autograder.i18n import N_, _
@@ -22,7 +23,10 @@ WROTE = N_("wrote {paths}")
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "folder", nargs="?", help="the submission folder (default: the one `attnlab grade` grades from here)"
+        "folder",
+        nargs="?",
+        type=options.folder,
+        help="the submission folder (default: the one `attnlab grade` grades from here)",
     )
     parser.add_argument(
         "--device", choices=["cpu", "cuda"], help="where to measure (default: CUDA when available, else the CPU)"

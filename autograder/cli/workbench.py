@@ -13,6 +13,7 @@ import argparse
 from pathlib import Path
 
 from autograder import i18n, tasks
+from autograder.cli import options
 from autograder.cli.common import EXIT_OK, STUDENT, usage_error
 from autograder.cli.grade import NO_LAB_FILES, NOT_A_FOLDER, default_folder
 from autograder.i18n import N_, _
@@ -32,12 +33,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "folder",
         nargs="?",
+        type=options.folder,
         help=f"your lab folder (default: this folder if it holds the lab's files, else ./{tasks.LAB})",
     )
     parser.add_argument(
-        "--out", metavar="PATH", default=str(DEFAULT_OUT), help=f"where to write the page (default: {DEFAULT_OUT})"
+        "--out", metavar="PATH", default=str(DEFAULT_OUT), type=options.output_file("--out", DEFAULT_OUT.name),
+        help=f"where to write the page (default: {DEFAULT_OUT})",
+    )  # fmt: skip
+    parser.add_argument(
+        "--timeout", type=options.seconds(), help="seconds a single call into your code may take (default: 10)"
     )
-    parser.add_argument("--timeout", type=float, help="seconds a single call into your code may take (default: 10)")
     parser.add_argument(
         "--lang",
         choices=i18n.LANGUAGES,

@@ -1,0 +1,272 @@
+"""Every ``attnlab`` option is checked when it is parsed: one sentence, exit status 2, before any work.
+
+The parser (:class:`Parser`) prints a parse error as the one line ``attnlab COMMAND: what is wrong`` (no usage
+block, no traceback); an unknown option names the command and the nearest option it has. Each value is checked
+by its ``type=`` here: numbers in their ranges (:func:`seconds`, :func:`whole`, :func:`seed`), folders and files
+that exist and are of the right kind (:func:`folder`, :func:`secret`, :func:`kit`), places a file or folder can
+be written (:func:`output_file`, :func:`output_folder`). A check reads, never writes: nothing is created or
+removed by a refused command. The sentences are the student's too (``grade``, ``timing``, ``workbench``), so they
+are in the catalogs; :func:`language_of` picks the language before the parser runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import math
+import os
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import NoReturn
+
+from autograder.cli.common import EXIT_USAGE, output_problem
+from autograder.i18n import N_, _
+
+SECONDS = N_("takes seconds, a number above 0 and at most {most:g}, not {value}")
+WHOLE = N_("takes a whole number from {least} to {most}, not {value}")
+SEED = N_("takes a seed, a whole number from 0 to 2**64 - 1, not {value} (every report prints its seed)")
+MISSING = N_("{path} does not exist")
+NOT_A_FOLDER = N_("{path} is not a folder")
+IS_A_FOLDER = N_("{path} is a folder, not a file")
+UNREADABLE = N_("{path} cannot be read ({reason})")
+EMPTY_SECRET = N_(
+    "{path} is empty: a course secret is one line of text; make one with "
+    "python3 -c 'import secrets; print(secrets.token_hex(32))' > {path}"
+)
+NOT_A_KIT = N_("{path} is not an instructor kit: it has no {solutions} and {hidden}")
+NOT_OURS = N_(
+    "cannot write {option} {path}: a file the kit did not write is there, and it is never replaced; "
+    "give another path, or move the file away"
+)
+EMPTY = N_("takes a non-empty value")
+ENV_NOT_A_KIT = N_("${variable}: {problem}; unset it, or point it at the kit's folder")
+UNKNOWN = N_("unknown option {option} (did you mean {nearest}?)")
+UNKNOWN_NO_MATCH = N_("unknown option {option} (attnlab {command} --help lists its options)")
+
+MOST_SECONDS = 24 * 3600.0  # a day: any limit above it is a typo, not a course's wish
+MOST_SEED = 2**64 - 1
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse's parser, whose errors are one line ``PROG: message`` on stderr with exit status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        if message.startswith("argument "):  # argparse's "argument --timeout: ..." reads "--timeout: ..."
+            message = message.removeprefix("argument ")
+            option, _sep, rest = message.partition(": ")
+            message = rest if option in rest else message  # the sentence names its option already
+        print(f"{self.prog}: {' '.join(message.split())}", file=sys.stderr)
+        sys.exit(EXIT_USAGE)
+
+    def unknown(self, extra: Sequence[str]) -> NoReturn:
+        """Refuse the arguments ``extra`` this (command's) parser does not take, naming the nearest option."""
+        option = next((item for item in extra if item.startswith("-")), None)
+        if option is None:
+            self.error(f"unrecognized arguments: {' '.join(extra)}")
+        known = [name for action in self._actions for name in action.option_strings]
+        nearest = difflib.get_close_matches(option.partition("=")[0], known, n=1, cutoff=0.6)
+        command = self.prog.removeprefix("attnlab ")
+        if nearest:
+            self.error(_(UNKNOWN).format(option=option, nearest=nearest[0]))
+        self.error(_(UNKNOWN_NO_MATCH).format(option=option, command=command))
+
+
+def language_of(argv: Sequence[str]) -> str | None:
+    """The ``--lang`` value of a command line (before it is parsed: the parser's errors speak it), else None."""
+    for index, item in enumerate(argv):
+        if item == "--lang" and index + 1 < len(argv):
+            return argv[index + 1]
+        if item.startswith("--lang="):
+            return item.partition("=")[2]
+    return None
+
+
+def activate_language(argv: Sequence[str]) -> None:
+    """Speak the language of ``argv``'s ``--lang`` (else ``$ATTNLAB_LANG``, the locale) from the parser on; an
+    unknown language is the parser's to refuse, in English."""
+    from autograder import i18n
+
+    i18n.activate(i18n.choose_or_source(language_of(argv)))
+
+
+def environment_problem() -> str | None:
+    """Why the environment cannot be used as it is set (``$ATTNLAB_KIT`` naming no kit), in one sentence; else None.
+
+    A kit named by the environment that is not there would otherwise grade the public checks only, silently.
+    """
+    from autograder.kit import ENV_KIT, Kit
+
+    named = os.environ.get(ENV_KIT)
+    if not named:
+        return None
+    try:
+        kit(named)
+    except argparse.ArgumentTypeError as error:
+        return _(ENV_NOT_A_KIT).format(variable=ENV_KIT, problem=error)
+    return None
+
+
+def _named(check: Callable[[str], object], name: str) -> Callable[[str], object]:
+    check.__name__ = name  # argparse names the type in a message it writes itself
+    return check
+
+
+def seconds(most: float = MOST_SECONDS) -> Callable[[str], float]:
+    """A number of seconds above 0 and at most ``most`` (a time limit)."""
+
+    def check(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not (math.isfinite(value) and 0 < value <= most):
+            raise argparse.ArgumentTypeError(_(SECONDS).format(most=most, value=text))
+        return value
+
+    return _named(check, "seconds")
+
+
+def whole(least: int, most: int) -> Callable[[str], int]:
+    """A whole number from ``least`` to ``most``."""
+
+    def check(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = least - 1
+        if not least <= value <= most:
+            raise argparse.ArgumentTypeError(_(WHOLE).format(least=least, most=most, value=text))
+        return value
+
+    return _named(check, "whole number")
+
+
+def seed(text: str) -> int:
+    """A hidden-input seed: a whole number from 0 to 2**64 - 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value <= MOST_SEED:
+        raise argparse.ArgumentTypeError(_(SEED).format(value=text))
+    return value
+
+
+def non_empty(text: str) -> str:
+    if not text.strip():
+        raise argparse.ArgumentTypeError(_(EMPTY))
+    return text
+
+
+def folder(text: str) -> Path:
+    """A folder that exists."""
+    path = Path(text)
+    if not path.exists():
+        raise argparse.ArgumentTypeError(_(MISSING).format(path=path))
+    if not path.is_dir():
+        raise argparse.ArgumentTypeError(_(NOT_A_FOLDER).format(path=path))
+    return path
+
+
+def readable_file(text: str) -> Path:
+    """A regular file that exists and can be read."""
+    path = Path(text)
+    if not path.exists():
+        raise argparse.ArgumentTypeError(_(MISSING).format(path=path))
+    if path.is_dir():
+        raise argparse.ArgumentTypeError(_(IS_A_FOLDER).format(path=path))
+    try:
+        with path.open("rb") as file:
+            file.read(1)
+    except OSError as error:
+        raise argparse.ArgumentTypeError(_(UNREADABLE).format(path=path, reason=error.strerror or error)) from None
+    return path
+
+
+def secret(text: str) -> str:
+    """The course secret held in the file ``text`` (its first line, stripped); an empty file is refused."""
+    path = readable_file(text)
+    try:
+        value = path.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError) as error:
+        reason = getattr(error, "strerror", None) or error
+        raise argparse.ArgumentTypeError(_(UNREADABLE).format(path=path, reason=reason)) from None
+    if not value:
+        raise argparse.ArgumentTypeError(_(EMPTY_SECRET).format(path=path))
+    return value
+
+
+def kit(text: str) -> Path:
+    """A folder that is an instructor kit (``solutions/<lab>`` and ``hidden/<lab>``), resolved."""
+    from autograder.kit import Kit
+
+    path = folder(text).resolve()
+    found = Kit(path)
+    if not found.is_kit():
+        solutions, hidden = (p.relative_to(path).as_posix() + "/" for p in (found.solutions, found.hidden))
+        raise argparse.ArgumentTypeError(_(NOT_A_KIT).format(path=text, solutions=solutions, hidden=hidden))
+    return path
+
+
+def written_by_kit(path: Path) -> bool:
+    """Whether the existing file ``path`` is one the kit writes (so a later run may replace it): a page naming
+    the kit as its generator, a results JSON, a gradebook CSV, an autograder zip, a screenshot or a PDF."""
+    try:
+        with path.open("rb") as file:
+            head = file.read(4096)
+    except OSError:
+        return False
+    if head.startswith((b"\x89PNG", b"%PDF", b"student_id,")):
+        return True
+    if head.startswith(b"PK"):
+        import zipfile
+
+        try:
+            with zipfile.ZipFile(path) as archive:
+                return "run_autograder" in archive.namelist()
+        except (OSError, zipfile.BadZipFile):
+            return False
+    if head.lstrip().startswith(b"{"):
+        import json
+
+        try:
+            found = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return False
+        return isinstance(found, dict) and "tests" in found and "score" in found
+    from autograder.htmlpage import GENERATOR
+
+    return f'<meta name="generator" content="{GENERATOR}">'.encode() in head
+
+
+def output_file(option: str, example: str) -> Callable[[str], Path]:
+    """A file that can be written (its folder exists and is writable; it is not a folder; a file there already is
+    one the kit wrote, :func:`written_by_kit`); nothing is made."""
+
+    def check(text: str) -> Path:
+        path = Path(text)
+        problem = output_problem(path, option, example)
+        if problem:
+            raise argparse.ArgumentTypeError(problem)
+        if path.is_symlink() or (path.exists() and not written_by_kit(path)):
+            raise argparse.ArgumentTypeError(_(NOT_OURS).format(option=option, path=path))
+        return path
+
+    return _named(check, "file")
+
+
+def output_folder(option: str) -> Callable[[str], Path]:
+    """A folder to write into: absent (its parent exists and is writable) or a folder; nothing is made."""
+
+    def check(text: str) -> Path:
+        path = Path(text)
+        if path.exists() and not path.is_dir():
+            raise argparse.ArgumentTypeError(_(NOT_A_FOLDER).format(path=path))
+        if not path.exists():
+            problem = output_problem(path, option, "")
+            if problem:
+                raise argparse.ArgumentTypeError(problem)
+        return path
+
+    return _named(check, "folder")
