@@ -151,6 +151,12 @@ def run(args: argparse.Namespace) -> int:
 
     if _must_hide(args):
         return _hidden_rerun(sys.argv[1:])  # the process's own arguments: ["grade-batch", SUBMISSIONS, ...]
+    from autograder import versions
+
+    missing = versions.torch_missing(args.step or tasks.BY_ID)
+    if missing:  # the machine's set-up: no student graded, none given a 0 for it (exit status 3)
+        print(f"attnlab {NAME}: {missing}", file=sys.stderr)
+        return EXIT_INTERNAL
     submissions = Path(args.submissions).resolve()
     private = _course_private(submissions)
     kit = Kit.find()

@@ -6,7 +6,7 @@ import argparse
 import os
 from pathlib import Path
 
-from autograder import engine, i18n, tasks
+from autograder import engine, i18n, tasks, versions
 from autograder.cli import options
 from autograder.cli.common import EXIT_INTERNAL, EXIT_OK, STUDENT, internal_error, student_install, usage_error
 from autograder.cli.early import DEFAULT_FOLDERS, default_folder  # noqa: F401 (re-exported)
@@ -111,6 +111,9 @@ def run(args: argparse.Namespace) -> int:
     if not tasks.modules_present(folder):
         examples = ", ".join(f"{m}.py" for m in tasks.MODULES[:3])
         return usage_error(NAME, _(NO_LAB_FILES).format(folder=folder, examples=examples))
+    missing = versions.torch_missing(args.step or tasks.BY_ID)
+    if missing:  # the machine's set-up, not the student's code: no grading, no point lost (exit status 3)
+        return internal_error(NAME, missing)
     kit = Kit.find()
     hidden = None if args.public_only else Path(args.hidden) if args.hidden else (kit.hidden if kit else None)
     reference = Path(args.reference) if args.reference else (kit.solutions if kit else None)
@@ -140,25 +143,27 @@ def run(args: argparse.Namespace) -> int:
         return internal_error(NAME, _(GRADERS_FAILED).format(error=error))
     if hidden is not None and default_secret and args.seed is None:
         report = engine.with_note(report, _(engine.NOTE_DEFAULT_SECRET))
+    untested = versions.torch_warning(versions.installed_torch())
+    if untested:  # an untested torch: said in the report, so a check that fails for it is not taken for the student's
+        report = engine.with_note(report, untested)
     detail = (
         render_terminal.QUIET if args.quiet else render_terminal.VERBOSE if args.verbose else render_terminal.NORMAL
     )
     print(render.table(report, detail, lang=args.lang))
     outputs = []  # after grading: every sandbox process has ended
     if args.json:
-        outputs.append((Path(args.json), render.gradescope_json(report), False))
+        outputs.append((Path(args.json), render.gradescope_json(report)))
     if args.html:
         from autograder.report import render_html  # matplotlib: loaded only when a page is asked for
 
         page = render_html.page(report, handout=handout_href(folder, kit, Path(args.html)))
-        outputs.append((Path(args.html), page, True))
-    for path, content, say in outputs:
+        outputs.append((Path(args.html), page))
+    for path, content in outputs:
         try:
             write_atomically(path, content, make_folder=False)
         except OSError as error:  # the folder went away or filled up while grading ran
             return usage_error(NAME, _(NOT_WRITTEN).format(path=path, error=error.strerror or error))
-        if say:
-            print(_(WROTE).format(path=path))
+        print(_(WROTE).format(path=path))
     return EXIT_INTERNAL if report.internal_errors else EXIT_OK
 
 

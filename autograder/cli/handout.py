@@ -58,6 +58,8 @@ def run(args: argparse.Namespace) -> int:
         ]
         for item in stale:
             print(f"stale: {item} (run: attnlab i18n, then attnlab handout)")
+        if not stale:
+            print("up to date: the handouts' generated blocks, the figures and the catalogs")
         return EXIT_STALE if stale else EXIT_OK
     for path in catalogs.compile_all():  # the Turkish blocks read the compiled catalog
         print(f"wrote {path}")

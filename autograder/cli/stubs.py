@@ -38,6 +38,8 @@ def run(args: argparse.Namespace) -> int:
             stale.append(DIGESTS)
         for path in stale:
             print(f"stale stub: {path} (run: attnlab stubs)")
+        if not stale:
+            print(f"up to date: the stubs in {assignments} and {DIGESTS.name} follow {solutions}")
         return EXIT_STALE if stale else EXIT_OK
     for path in stubs.write(solutions, assignments):
         print(f"wrote {path}")
