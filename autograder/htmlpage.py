@@ -23,6 +23,4 @@ PAGE = """<!DOCTYPE html>
 
 def page(body: str, *, title: str, style: str, lang: str = "en") -> str:
     """``body`` (HTML) in a page of language ``lang``; ``title`` is escaped here, ``body`` is used as it is."""
-    return PAGE.format(
-        lang=html.escape(lang), title=html.escape(title), style=style, body=body, generator=GENERATOR
-    )
+    return PAGE.format(lang=html.escape(lang), title=html.escape(title), style=style, body=body, generator=GENERATOR)

@@ -7,8 +7,8 @@ import os
 from pathlib import Path
 
 from autograder import engine, i18n, tasks, versions
-from autograder.cli import options
-from autograder.cli.common import EXIT_INTERNAL, EXIT_OK, STUDENT, internal_error, student_install, usage_error
+from autograder.cli import common, options
+from autograder.cli.common import EXIT_INTERNAL, EXIT_OK, STUDENT, internal_error, usage_error
 from autograder.cli.early import DEFAULT_FOLDERS, default_folder  # noqa: F401 (re-exported)
 from autograder.files import write_atomically
 from autograder.i18n import N_, _
@@ -29,7 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"the submission folder (default: this folder if it holds the lab's files, else ./{tasks.LAB} "
         f"or ./assignments/{tasks.LAB})",
     )
-    student = student_install()  # a student's install lists only the options a student uses (all still work)
+    student = common.student_install()  # a student's install lists only the options a student uses (all still work)
 
     def shown(text: str) -> str:
         return argparse.SUPPRESS if student else text

@@ -59,6 +59,19 @@ class Parser(argparse.ArgumentParser):
         print(f"{self.prog}: {' '.join(message.split())}", file=sys.stderr)
         sys.exit(EXIT_USAGE)
 
+    def parse_known_args(self, args=None, namespace=None):
+        """argparse's, but an unknown ``--option`` of a command is refused first: before any value is checked, so
+        that ``--steps softmax`` is the unknown option it is, not a folder named softmax."""
+        if args is not None and self._subparsers is None:
+            known = [name for action in self._actions for name in action.option_strings if name.startswith("--")]
+            for token in args:
+                if token == "--":
+                    break
+                name = token.partition("=")[0]
+                if token.startswith("--") and not any(option.startswith(name) for option in known):
+                    self.unknown([token])
+        return super().parse_known_args(args, namespace)
+
     def unknown(self, extra: Sequence[str]) -> NoReturn:
         """Refuse the arguments ``extra`` this (command's) parser does not take, naming the nearest option."""
         option = next((item for item in extra if item.startswith("-")), None)
@@ -95,7 +108,7 @@ def environment_problem() -> str | None:
 
     A kit named by the environment that is not there would otherwise grade the public checks only, silently.
     """
-    from autograder.kit import ENV_KIT, Kit
+    from autograder.kit import ENV_KIT
 
     named = os.environ.get(ENV_KIT)
     if not named:

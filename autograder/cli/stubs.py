@@ -19,7 +19,10 @@ EXIT_STALE = 1
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     tree = Kit.source_tree()
     parser.add_argument(
-        "--solutions", default=str(tree.solutions), type=options.folder, help="the reference folder (default: the kit's)"
+        "--solutions",
+        default=str(tree.solutions),
+        type=options.folder,
+        help="the reference folder (default: the kit's)",
     )
     parser.add_argument(
         "--assignments",

@@ -20,8 +20,7 @@ NO_REPORT = N_("no report written: {reason}")
 PRINTED = N_("your code printed:")
 WROTE = N_("wrote {paths}")
 KEPT = N_(
-    "the earlier report {path} (written {when}) is kept as it was: `attnlab grade` grades that one until a run "
-    "succeeds"
+    "the earlier report {path} (written {when}) is kept as it was: `attnlab grade` grades that one until a run succeeds"
 )
 NO_EARLIER = N_("there is no earlier report: `attnlab grade` has no timing report to grade")
 

@@ -86,11 +86,12 @@ def course_secret(out: Path, given: str | None) -> tuple[str, Path | None]:
 
 
 def torch_pin(lock_text: str) -> str:
-    """The torch release the lock pins; ZipError when it pins none."""
+    """The torch release the lock pins, without its build label (``2.13.0+cpu`` -> ``2.13.0``: setup.sh takes it
+    from PyTorch's CPU index); ZipError when it pins none."""
     match = TORCH_PIN.search(lock_text)
     if match is None:
         raise ZipError("the course lock pins no torch release (torch==...); regenerate it (requirements/compile.sh)")
-    return match.group("version")
+    return match.group("version").partition("+")[0]
 
 
 def build(options: ZipOptions) -> Path:

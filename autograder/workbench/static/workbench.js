@@ -481,7 +481,7 @@
     const svg = document.createElementNS(ns, "svg");
     svg.setAttribute("viewBox", "0 0 " + width + " " + height);
     svg.setAttribute("width", width);
-    svg.setAttribute("role", "img");
+    svg.setAttribute("role", "group");  // a group, not an image: its token buttons are controls (an image's are not)
     svg.setAttribute("aria-label", T("tracker_picture", { position: tr.pos }));
     svg.setAttribute("id", "tracker-svg");
     const x = function (k) { return 10 + k * step + step / 2; };
@@ -519,7 +519,7 @@
       g.setAttribute("tabindex", k === tr.pos ? "0" : "-1");
       g.setAttribute("role", "button");
       g.setAttribute("aria-pressed", String(k === tr.pos));
-      g.setAttribute("aria-label", T("position_token", { position: k, token: DATA.gpt.tokens[k] }));
+      g.setAttribute("aria-label", T("position_token", { position: k, token: label }));  // holds the text it shows
       g.setAttribute("data-pos", k);
       const rect = document.createElementNS(ns, "rect");
       rect.setAttribute("x", x(k) - 24); rect.setAttribute("y", base - 20); rect.setAttribute("width", 48); rect.setAttribute("height", 30); rect.setAttribute("rx", 5);
