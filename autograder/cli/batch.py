@@ -51,10 +51,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     parser.add_argument("--public-only", action="store_true", help="public checks only")
     parser.add_argument(
-        "--hidden", metavar="DIR", type=options.folder, help="the hidden graders (default: the course's or the kit's)"
+        "--hidden",
+        metavar="DIR",
+        type=options.hidden_graders,
+        help="the hidden graders (default: the course's or the kit's)",
     )
     parser.add_argument(
-        "--reference", metavar="DIR", type=options.folder, help="the reference (default: the course's or the kit's)"
+        "--reference", metavar="DIR", type=options.reference, help="the reference (default: the course's or the kit's)"
     )
     parser.add_argument(
         "--secret-file", metavar="PATH", type=options.secret, help="the course secret (default: $ATTNLAB_SECRET)"

@@ -42,11 +42,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--public-only", action="store_true", help=shown("grade as a student's release would: public checks only")
     )
     parser.add_argument(
-        "--hidden", metavar="DIR", type=options.folder,
+        "--hidden", metavar="DIR", type=options.hidden_graders,
         help=shown("folder of the hidden graders (default: the kit's hidden/lab07_attention)"),
     )  # fmt: skip
     parser.add_argument(
-        "--reference", metavar="DIR", type=options.folder,
+        "--reference", metavar="DIR", type=options.reference,
         help=shown("folder of the reference solution (default: the kit's solutions/lab07_attention)"),
     )  # fmt: skip
     parser.add_argument(

@@ -34,6 +34,8 @@ EMPTY_SECRET = N_(
     "{path} is empty: a course secret is one line of text; make one with "
     "python3 -c 'import secrets; print(secrets.token_hex(32))' > {path}"
 )
+NO_HIDDEN = N_("{path} holds no hidden graders (test_<step>_hidden.py files)")
+NO_REFERENCE = N_("{path} holds none of the reference's modules (softmax.py, scaling.py, ...)")
 NOT_A_KIT = N_("{path} is not an instructor kit: it has no {solutions} and {hidden}")
 NOT_OURS = N_(
     "cannot write {option} {path}: a file the kit did not write is there, and it is never replaced; "
@@ -179,6 +181,24 @@ def folder(text: str) -> Path:
         raise argparse.ArgumentTypeError(_(MISSING).format(path=path))
     if not path.is_dir():
         raise argparse.ArgumentTypeError(_(NOT_A_FOLDER).format(path=path))
+    return path
+
+
+def hidden_graders(text: str) -> Path:
+    """A folder that holds hidden graders (``test_<step>_hidden.py``)."""
+    path = folder(text)
+    if not any(path.glob("test_*_hidden.py")):
+        raise argparse.ArgumentTypeError(_(NO_HIDDEN).format(path=path))
+    return path
+
+
+def reference(text: str) -> Path:
+    """A folder that holds the reference's modules."""
+    from autograder import tasks
+
+    path = folder(text)
+    if not tasks.modules_present(path):
+        raise argparse.ArgumentTypeError(_(NO_REFERENCE).format(path=path))
     return path
 
 

@@ -22,7 +22,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--reference",
         default=str(Kit.source_tree().solutions),
-        type=options.folder,
+        type=options.reference,
         help="the reference folder (default: the kit's)",
     )
     parser.add_argument(
