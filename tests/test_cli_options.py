@@ -215,3 +215,16 @@ def test_an_unknown_option_far_from_any_names_the_help(here: Path, capsys: pytes
         "(attnlab grade-batch --help lists its options)"
     )
     assert os.listdir(here)  # the fixture's files are all still there
+
+
+def test_the_students_installed_command_lists_only_the_students_options(student_python: Path) -> None:
+    """The wheel as a student installs it (second tier: the course lock's virtual environment)."""
+    import subprocess
+
+    attnlab = student_python.parent / "attnlab"
+    shown = subprocess.run([str(attnlab), "grade", "--help"], capture_output=True, text=True, timeout=120, check=True)
+    assert "--step" in shown.stdout and "--hidden" not in shown.stdout and "--secret-file" not in shown.stdout
+    refused = subprocess.run(
+        [str(attnlab), "grade", "--timeout", "-1"], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert refused.returncode == 2 and refused.stderr.count("\n") == 1 and "Traceback" not in refused.stderr

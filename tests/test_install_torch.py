@@ -109,3 +109,39 @@ def test_installing_the_kit_asks_for_no_torch(extra: str) -> None:
     extras = [e for e in extra.strip("[]").split(",") if e]
     wanted = project["dependencies"] + [r for e in extras for r in project["optional-dependencies"][e]]
     assert "torch" not in {Requirement(r).name for r in wanted}
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["grade", str(kit.SOLUTIONS)],
+        ["grade", str(kit.SOLUTIONS), "--step", "kv_cache"],
+        ["timing", str(kit.SOLUTIONS)],
+        ["workbench", str(kit.SOLUTIONS), "--out", "w.html"],
+        ["grade-batch", "."],
+    ],
+)
+def test_without_torch_nothing_is_graded_and_the_command_says_what_to_install(
+    argv: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The machine's set-up is never the student's: exit status 3 before any work, no report, no lost point."""
+    from autograder import cli
+    from autograder.cli import common
+
+    monkeypatch.setattr(versions, "installed_torch", lambda: None)
+    monkeypatch.setenv("ATTNLAB_EARLY", "0")
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(argv) == common.EXIT_INTERNAL
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1, err
+    assert "torch is not installed" in err and versions.install_command() in err and "no point was lost" in err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_without_torch_a_numpy_step_is_still_graded(monkeypatch: pytest.MonkeyPatch) -> None:
+    from autograder import cli
+
+    monkeypatch.setattr(versions, "installed_torch", lambda: None)
+    monkeypatch.setenv("ATTNLAB_EARLY", "0")
+    assert versions.torch_missing(["softmax", "scaling"]) is None
+    assert cli.main(["grade", str(kit.SOLUTIONS), "--step", "softmax", "--quiet"]) == 0

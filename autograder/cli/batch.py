@@ -21,6 +21,7 @@ from autograder.text import clean
 
 NAME, AUDIENCE = "grade-batch", INSTRUCTOR
 MOST_JOBS = 1024  # students at once on one machine: more is a typo (a Dask cluster takes the larger courses)
+NEEDS_DASK = 'grading with --dask needs Dask distributed; install it: python3 -m pip install "attnlab[cluster]"'
 CONNECT_S = 5.0  # seconds a Dask scheduler has to answer before the batch is refused
 HELP = "grade every submission of a folder in parallel: CSV, results and feedback per student, class summary"
 
@@ -33,11 +34,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="a folder per student, an nbgrader course (or its submitted/), or a Gradescope export",
     )
     parser.add_argument(
-        "--csv", default="grades.csv", type=options.output_file("--csv", "grades.csv"),
+        "--csv", default="grades.csv", type=options.output_file("--csv", "grades.csv", make_folder=True),
         help="the gradebook CSV to write (default: grades.csv)",
     )  # fmt: skip
     parser.add_argument(
-        "--out", type=options.output_folder("--out"),
+        "--out", type=options.output_folder("--out", make_folder=True),
         help="where each student's results and feedback go (default: graded/ by the CSV)",
     )  # fmt: skip
     parser.add_argument(
@@ -154,8 +155,13 @@ def run(args: argparse.Namespace) -> int:
 
     if _must_hide(args):
         return _hidden_rerun(sys.argv[1:])  # the process's own arguments: ["grade-batch", SUBMISSIONS, ...]
+    import importlib.util
+
     from autograder import versions
 
+    if args.dask and importlib.util.find_spec("distributed") is None:  # the machine's set-up (exit status 3)
+        print(f"attnlab {NAME}: {NEEDS_DASK}", file=sys.stderr)
+        return EXIT_INTERNAL
     missing = versions.torch_missing(args.step or tasks.BY_ID)
     if missing:  # the machine's set-up: no student graded, none given a 0 for it (exit status 3)
         print(f"attnlab {NAME}: {missing}", file=sys.stderr)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import tempfile
@@ -37,20 +36,15 @@ def internal_error(command: str, message: str) -> int:
     return EXIT_INTERNAL
 
 
-def add_kit_argument(parser: argparse.ArgumentParser) -> None:
-    from autograder.cli import options
-
-    parser.add_argument(
-        "--kit", metavar="DIR", type=options.kit, help="the instructor kit (default: the one attnlab finds)"
-    )
-
-
 def instructor_kit(folder: str | None) -> Kit | None:
     """The kit at ``folder`` (``--kit``), else the one :meth:`Kit.find` finds; None when it is not a kit."""
     kit = Kit(Path(folder).resolve()) if folder else Kit.find()
     return kit if kit is not None and kit.is_kit() else None
 
 
+NEEDS_NBGRADER = (
+    "needs nbgrader ({error}); install the kit with its course extra: python3 -m pip install -e '.[course]'"
+)
 NO_KIT = "no instructor kit here (solutions/ and hidden/); run it in the kit or pass --kit"
 
 EXIT_LEAK = 1  # release, gradescope: the bundle or zip would leak; nothing was written

@@ -15,7 +15,7 @@ HELP = "build the Gradescope autograder zip (public and hidden checks, the kit's
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("out", metavar="OUT.zip", type=zip_file, help="where to write the zip")
-    common.add_kit_argument(parser)
+    options.add_kit_argument(parser)
     parser.add_argument(
         "--secret-file",
         metavar="PATH",

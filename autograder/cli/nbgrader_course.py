@@ -7,7 +7,7 @@ from pathlib import Path
 
 from autograder import i18n, stubs, tasks
 from autograder.cli import options
-from autograder.cli.common import EXIT_OK, INSTRUCTOR, usage_error
+from autograder.cli.common import EXIT_OK, INSTRUCTOR, NEEDS_NBGRADER, internal_error, usage_error
 from autograder.kit import Kit
 from autograder.nbgrader_course.private import DEFAULT_DEADLINE_S
 
@@ -97,9 +97,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         from autograder.nbgrader_course import course
     except ImportError as error:
-        return usage_error(
-            NAME, f"needs nbgrader ({error}); install the kit with its course extra: pip install -e '.[course]'"
-        )
+        return internal_error(NAME, NEEDS_NBGRADER.format(error=error))  # the machine's set-up (exit status 3)
     found = Kit.find()
     kit = Path(args.kit) if args.kit else (found.root if found else None)
     if kit is None:

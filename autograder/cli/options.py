@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NoReturn
 
+from autograder.cli import common
 from autograder.cli.common import EXIT_USAGE, output_problem
 from autograder.i18n import N_, _
 
@@ -273,13 +274,31 @@ def written_by_kit(path: Path) -> bool:
     return f'<meta name="generator" content="{GENERATOR}">'.encode() in head
 
 
-def output_file(option: str, example: str) -> Callable[[str], Path]:
-    """A file that can be written (its folder exists and is writable; it is not a folder; a file there already is
-    one the kit wrote, :func:`written_by_kit`); nothing is made."""
+def add_kit_argument(parser: argparse.ArgumentParser) -> None:
+    """The ``--kit DIR`` option of the instructor commands (checked: a folder that is a kit)."""
+    parser.add_argument("--kit", metavar="DIR", type=kit, help="the instructor kit (default: the one attnlab finds)")
+
+
+def _made_by_command(path: Path, option: str, example: str) -> str | None:
+    """Why ``path`` cannot be written by a command that makes its missing folders (the nearest folder that exists
+    above it is not writable, or one above it is a file); None when it can. Nothing is made here."""
+    existing = next(parent for parent in path.absolute().parents if parent.exists())
+    if existing == path.absolute().parent or path.exists():
+        return output_problem(path, option, example)
+    if output_problem(existing / "_", option, example) is None:
+        return None
+    template = common.OUTPUT_NOT_A_FOLDER if not existing.is_dir() else common.OUTPUT_NOT_WRITABLE
+    return _(template).format(option=option, path=path, folder=existing)
+
+
+def output_file(option: str, example: str, make_folder: bool = False) -> Callable[[str], Path]:
+    """A file that can be written (its folder exists and is writable, or, ``make_folder``, the nearest folder that
+    exists above it; it is not a folder; a file there already is one the kit wrote, :func:`written_by_kit`); nothing
+    is made."""
 
     def check(text: str) -> Path:
         path = Path(text)
-        problem = output_problem(path, option, example)
+        problem = _made_by_command(path, option, example) if make_folder else output_problem(path, option, example)
         if problem:
             raise argparse.ArgumentTypeError(problem)
         if path.is_symlink() or (path.exists() and not written_by_kit(path)):
@@ -289,15 +308,16 @@ def output_file(option: str, example: str) -> Callable[[str], Path]:
     return _named(check, "file")
 
 
-def output_folder(option: str) -> Callable[[str], Path]:
-    """A folder to write into: absent (its parent exists and is writable) or a folder; nothing is made."""
+def output_folder(option: str, make_folder: bool = False) -> Callable[[str], Path]:
+    """A folder to write into: a folder, or absent with its parent (``make_folder``: the nearest folder above it
+    that exists) writable; nothing is made."""
 
     def check(text: str) -> Path:
         path = Path(text)
         if path.exists() and not path.is_dir():
             raise argparse.ArgumentTypeError(_(NOT_A_FOLDER).format(path=path))
         if not path.exists():
-            problem = output_problem(path, option, "")
+            problem = _made_by_command(path, option, "") if make_folder else output_problem(path, option, "")
             if problem:
                 raise argparse.ArgumentTypeError(problem)
         return path

@@ -18,12 +18,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--force", action="store_true", help="replace OUT if it holds an earlier bundle (and nothing else)"
     )
-    common.add_kit_argument(parser)
+    options.add_kit_argument(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     from autograder.release import bundle, leaks, wheel
 
+    try:  # the student notebook is released with nbgrader's own steps
+        import nbgrader.preprocessors  # noqa: F401
+    except ImportError as error:
+        return common.internal_error(NAME, common.NEEDS_NBGRADER.format(error=error))
     kit = common.instructor_kit(args.kit)
     if kit is None:
         return common.usage_error(NAME, common.NO_KIT)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from autograder import i18n
 from autograder.cli import options
-from autograder.cli.common import EXIT_OK, STUDENT, usage_error
+from autograder.cli.common import EXIT_INTERNAL, EXIT_OK, STUDENT, usage_error
 from autograder.cli.grade import default_folder
 from autograder.i18n import N_, _
 
@@ -52,6 +52,12 @@ def run(args: argparse.Namespace) -> int:
         i18n.activate(i18n.choose(args.lang))
     except ValueError as error:
         return usage_error(NAME, str(error))
+    from autograder import versions
+
+    missing = versions.torch_missing(["timing"])
+    if missing:  # the machine's set-up, not the student's timing code (exit status 3)
+        print(f"attnlab timing: {missing}", file=sys.stderr)
+        return EXIT_INTERNAL
     folder = Path(args.folder) if args.folder else default_folder(Path.cwd())
     if not (folder / "timing.py").is_file():  # a folder that does not exist was refused when it was parsed
         return usage_error(NAME, _(NO_TIMING).format(folder=folder))
