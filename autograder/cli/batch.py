@@ -16,6 +16,7 @@ from pathlib import Path
 from autograder import engine, isolated, tasks
 from autograder.cli import options
 from autograder.cli.common import EXIT_INTERNAL, EXIT_OK, INSTRUCTOR, usage_error
+from autograder.cli.options import environment_secret
 from autograder.kit import Kit
 from autograder.text import clean
 
@@ -181,7 +182,7 @@ def run(args: argparse.Namespace) -> int:
     secret = (
         args.secret_file  # read and checked (not empty) when the option was parsed
         if args.secret_file
-        else os.environ.get("ATTNLAB_SECRET") or (Private(private).secret() if private else None)
+        else environment_secret() or (Private(private).secret() if private else None)
     )
     if hidden is not None and not secret:
         print(f"attnlab grade-batch: note: {engine.NOTE_DEFAULT_SECRET}", file=sys.stderr)

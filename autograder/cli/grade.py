@@ -95,8 +95,8 @@ def _secret(args: argparse.Namespace) -> tuple[str, bool]:
     """The course secret and whether it is the kit's public default."""
     if args.secret_file:  # read and checked (not empty) when the option was parsed
         return args.secret_file, False
-    if os.environ.get("ATTNLAB_SECRET"):
-        return os.environ["ATTNLAB_SECRET"], False
+    if options.environment_secret():
+        return options.environment_secret(), False
     return engine.DEFAULT_SECRET, True
 
 

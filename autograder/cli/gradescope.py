@@ -46,8 +46,6 @@ def zip_file(text: str) -> Path:
 
 
 def run(args: argparse.Namespace) -> int:
-    import os
-
     from autograder.gradescope import build
     from autograder.release import leaks, wheel
 
@@ -55,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     if kit is None:
         return common.usage_error(NAME, common.NO_KIT)
     try:
-        secret, kept = build.course_secret(args.out, args.secret_file or os.environ.get("ATTNLAB_SECRET") or None)
+        secret, kept = build.course_secret(args.out, args.secret_file or options.environment_secret())
     except build.ZipError as error:
         return common.usage_error(NAME, str(error))
     zipped = build.ZipOptions(

@@ -123,6 +123,12 @@ def environment_problem() -> str | None:
     return None
 
 
+def environment_secret() -> str | None:
+    """``$ATTNLAB_SECRET`` stripped; None when it is unset or blank (a blank secret is no secret: the report then
+    notes the kit's public default, as without one)."""
+    return os.environ.get("ATTNLAB_SECRET", "").strip() or None
+
+
 def _named(check: Callable[[str], object], name: str) -> Callable[[str], object]:
     check.__name__ = name  # argparse names the type in a message it writes itself
     return check
