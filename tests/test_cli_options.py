@@ -94,10 +94,10 @@ CASES: list[tuple[tuple[str, ...], str]] = [
     (("grade-batch", "nosuch"), "SUBMISSIONS: nosuch does not exist"),
     (("grade-batch", "file.txt"), "file.txt is not a folder"),
     (("grade-batch", "folder", "--csv", "folder"), "it is a folder"),
-    (("grade-batch", "folder", "--csv", "nosuch/g.csv"), "does not exist"),
+    (("grade-batch", "folder", "--csv", "file.txt/x/g.csv"), "file.txt is not a folder"),
     (("grade-batch", "folder", "--csv", "file.txt"), "a file the kit did not write"),
     (("grade-batch", "folder", "--out", "file.txt"), "--out: file.txt is not a folder"),
-    (("grade-batch", "folder", "--out", "nosuch/out"), "does not exist"),
+    (("grade-batch", "folder", "--out", "file.txt/x/out"), "file.txt is not a folder"),
     *[(("grade-batch", "folder", "-j", value), "-j/--jobs: takes a whole number") for value in ("0", "-2", "x", "2.5")],
     (("grade-batch", "folder", "--dask", "tcp://127.0.0.1:1"), "no Dask scheduler answers at tcp://127.0.0.1:1"),
     (("grade-batch", "folder", "--dask", "nosuch.json"), "the scheduler file nosuch.json does not exist"),
@@ -178,8 +178,11 @@ def test_a_kit_named_by_the_environment_that_is_not_there_is_refused(
 
 
 def test_the_parser_speaks_the_students_language(here: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from autograder import i18n
+
     line = refused(("grade", "--lang", "tr", "--timeout", "-1"), here, capsys)
     assert line.startswith("attnlab grade: --timeout:") and "seconds" not in line, line
+    assert i18n.language() == i18n.SOURCE, "the parser's language stayed on after it"
 
 
 def test_a_students_install_lists_only_the_students_options(

@@ -73,10 +73,10 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] in INSTRUCTOR_COMMANDS and argv[0] not in names:
         print(NOT_HERE.format(command=argv[0], commands=", ".join(names)), file=sys.stderr)
         return EXIT_USAGE
-    options.activate_language(argv)  # the parser's sentences in the user's language
-    args, extra = parser(modules).parse_known_args(argv)
-    if extra:  # named by the command, not by "attnlab" (an unknown option of `attnlab grade`)
-        args.parser.unknown(extra)
+    with options.language_of_command_line(argv):  # the parser's sentences in the user's language
+        args, extra = parser(modules).parse_known_args(argv)
+        if extra:  # named by the command, not by "attnlab" (an unknown option of `attnlab grade`)
+            args.parser.unknown(extra)
     problem = options.environment_problem()
     if problem:
         print(f"attnlab {args.command}: {problem}", file=sys.stderr)

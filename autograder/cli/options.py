@@ -17,6 +17,7 @@ import math
 import os
 import sys
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import NoReturn
 
@@ -98,12 +99,13 @@ def language_of(argv: Sequence[str]) -> str | None:
     return None
 
 
-def activate_language(argv: Sequence[str]) -> None:
-    """Speak the language of ``argv``'s ``--lang`` (else ``$ATTNLAB_LANG``, the locale) from the parser on; an
-    unknown language is the parser's to refuse, in English."""
+def language_of_command_line(argv: Sequence[str]) -> AbstractContextManager[None]:
+    """While parsing, the language of ``argv``'s ``--lang`` (else ``$ATTNLAB_LANG``, the locale); the one before
+    comes back afterwards (each command chooses its own). An unknown language is the parser's to refuse, in
+    English."""
     from autograder import i18n
 
-    i18n.activate(i18n.choose_or_source(language_of(argv)))
+    return i18n.using(i18n.choose_or_source(language_of(argv)))
 
 
 def environment_problem() -> str | None:
