@@ -9,10 +9,16 @@ range (``pyproject.toml``), so a student with a CUDA build of their own keeps it
 
 from __future__ import annotations
 
+import importlib.util
 import re
+from collections.abc import Iterable
 from importlib import metadata
+from typing import TYPE_CHECKING
 
 from autograder.i18n import N_, _
+
+if TYPE_CHECKING:
+    from autograder import tasks
 
 TESTED_TORCH = "2.13.0"  # change it with requirements/constraints.txt, then run requirements/compile.sh
 TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"  # PyTorch's own index of CPU builds (no CUDA libraries)
@@ -23,6 +29,10 @@ UNTESTED_TORCH = N_(
     "check fails in a way you cannot explain, install the tested one: {command}"
 )
 NO_TORCH = N_("torch is not installed; install the tested release: {command}")
+NOT_GRADED_NO_TORCH = N_(
+    "not graded: torch is not installed, and these steps need it: {steps} (the machine's set-up, not your code: no "
+    "point was lost); install the tested release, then grade again: {command}"
+)
 
 
 def install_command(version: str = TESTED_TORCH) -> str:
@@ -48,6 +58,21 @@ def installed_torch() -> str | None:
         return metadata.version("torch")
     except metadata.PackageNotFoundError:
         return None
+
+
+def torch_missing(steps: Iterable[str]) -> str | None:
+    """One sentence when some of ``steps`` (step ids) need torch and none is installed (never the student's fault:
+    grading is refused, exit status 3); else None. Nothing is imported."""
+    from autograder import tasks
+
+    needing = [step for step in steps if _uses_torch(tasks.step(step))]
+    if not needing or (installed_torch() is not None and importlib.util.find_spec("torch") is not None):
+        return None
+    return _(NOT_GRADED_NO_TORCH).format(steps=", ".join(needing), command=install_command())
+
+
+def _uses_torch(step: tasks.Step) -> bool:
+    return step.torch or step.child_uses_torch or step.grader_uses_torch
 
 
 def torch_warning(installed: str | None) -> str | None:

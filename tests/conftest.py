@@ -31,6 +31,7 @@ from tests import kit, shared
 SECOND_TIER = {
     "tests/test_handout_browser.py": "a headless chromium",
     "tests/test_workbench_browser.py": "chromium through Selenium",
+    "tests/test_accessibility.py": "chromium through Selenium, with axe-core",
     "tests/test_report_html.py::test_chromium_draws_every_image": "a headless chromium",
     "tests/test_nbgrader_course.py": "nbgrader runs on a course",
     "tests/test_nbgrader_kernel.py": "nbgrader's kernels",

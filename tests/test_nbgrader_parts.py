@@ -413,8 +413,9 @@ def test_attnlab_has_the_command(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert "nbgrader generate_assignment" in capsys.readouterr().out
     settings = json.loads((tmp_path / "c" / "private" / private_folder.SETTINGS).read_text())
     assert settings["limits"] == {"call_timeout_s": 3.0}
-    args = parser.parse_args(["nbgrader-course", str(tmp_path / "d"), "--kit", str(tmp_path)])
-    assert args.run(args) == 2 and "has no solutions" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as refused:  # a --kit that is no kit is refused when it is parsed
+        parser.parse_args(["nbgrader-course", str(tmp_path / "d"), "--kit", str(tmp_path)])
+    assert refused.value.code == 2 and "it has no solutions" in capsys.readouterr().err
 
 
 def test_settings_name_only_known_limits() -> None:

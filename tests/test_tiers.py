@@ -76,6 +76,8 @@ def test_every_second_tier_entry_names_tests_that_exist() -> None:
         assert (test or "").partition("[")[0] in names if test else any(n.startswith("test_") for n in names), key
 
 
-def test_the_readme_names_both_tier_commands() -> None:
+def test_the_readme_and_the_testing_page_name_both_tier_commands() -> None:
     readme = (kit.ROOT / "README.md").read_text(encoding="utf-8")
-    assert "python3 -m pytest --tier 2" in readme and "python3 -m pytest\n" in readme
+    testing = (kit.ROOT / "docs" / "testing.md").read_text(encoding="utf-8")
+    assert "python3 -m pytest\n" in readme and "[Testing the kit](docs/testing.md)" in readme
+    assert "python3 -m pytest --tier 2" in testing and "python3 -m pytest\n" in testing

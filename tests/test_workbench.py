@@ -290,6 +290,9 @@ def test_the_command_refuses_a_folder_without_lab_files_and_writes_the_page_othe
     assert done.returncode == 2 and "holds none of the lab's files" in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1 and not (tmp_path / "workbench.html").exists()
     assert attnlab("no-such-folder").returncode == 2
+    done = attnlab(str(kit.STUBS), "--out", "pages/wb.html", "--lang", "tr")  # no folder is made: refused first
+    assert done.returncode == 2 and "pages" in done.stderr and not (tmp_path / "pages").exists()
+    (tmp_path / "pages").mkdir()
     done = attnlab(str(kit.STUBS), "--out", "pages/wb.html", "--lang", "tr")
     assert done.returncode == 0, done.stderr
     written = (tmp_path / "pages" / "wb.html").read_text(encoding="utf-8")

@@ -122,7 +122,7 @@ def predict(driver, experiment: str, answer: str) -> str:
     if radios:
         radios[int(answer)].click()
     else:
-        field = card.find_element("css selector", "input[type=number]")
+        field = card.find_element("css selector", "input[inputmode=decimal]")
         field.clear()
         field.send_keys(answer)
     button = card.find_element("css selector", "button.test")

@@ -18,6 +18,7 @@ import importlib
 import sys
 from types import ModuleType
 
+from autograder.cli import options
 from autograder.cli.common import EXIT_USAGE
 
 # Module names, in the order `attnlab --help` lists them. The instructor ones are left out of the student wheel.
@@ -51,13 +52,13 @@ def commands() -> tuple[ModuleType, ...]:
 
 
 def parser(modules: tuple[ModuleType, ...] | None = None) -> argparse.ArgumentParser:
-    """The ``attnlab`` parser with every command this install holds."""
-    main = argparse.ArgumentParser(prog="attnlab", description="Autograder kit for the attention lab (lab 7).")
+    """The ``attnlab`` parser with every command this install holds (each error one line, exit status 2)."""
+    main = options.Parser(prog="attnlab", description="Autograder kit for the attention lab (lab 7).")
     sub = main.add_subparsers(dest="command", required=True)
     for command in modules if modules is not None else commands():
         command_parser = sub.add_parser(command.NAME, help=command.HELP, description=command.HELP)
         command.add_arguments(command_parser)
-        command_parser.set_defaults(run=command.run)
+        command_parser.set_defaults(run=command.run, parser=command_parser)
     return main
 
 
@@ -72,7 +73,14 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] in INSTRUCTOR_COMMANDS and argv[0] not in names:
         print(NOT_HERE.format(command=argv[0], commands=", ".join(names)), file=sys.stderr)
         return EXIT_USAGE
-    args = parser(modules).parse_args(argv)
+    with options.language_of_command_line(argv):  # the parser's sentences in the user's language
+        args, extra = parser(modules).parse_known_args(argv)
+        if extra:  # named by the command, not by "attnlab" (an unknown option of `attnlab grade`)
+            args.parser.unknown(extra)
+    problem = options.environment_problem()
+    if problem:
+        print(f"attnlab {args.command}: {problem}", file=sys.stderr)
+        return EXIT_USAGE
     return args.run(args)
 
 

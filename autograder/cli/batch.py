@@ -14,11 +14,16 @@ import sys
 from pathlib import Path
 
 from autograder import engine, isolated, tasks
+from autograder.cli import options
 from autograder.cli.common import EXIT_INTERNAL, EXIT_OK, INSTRUCTOR, usage_error
+from autograder.cli.options import environment_secret
 from autograder.kit import Kit
 from autograder.text import clean
 
 NAME, AUDIENCE = "grade-batch", INSTRUCTOR
+MOST_JOBS = 1024  # students at once on one machine: more is a typo (a Dask cluster takes the larger courses)
+NEEDS_DASK = 'grading with --dask needs Dask distributed; install it: python3 -m pip install "attnlab[cluster]"'
+CONNECT_S = 5.0  # seconds a Dask scheduler has to answer before the batch is refused
 HELP = "grade every submission of a folder in parallel: CSV, results and feedback per student, class summary"
 
 
@@ -26,22 +31,46 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "submissions",
         metavar="SUBMISSIONS",
+        type=options.folder,
         help="a folder per student, an nbgrader course (or its submitted/), or a Gradescope export",
     )
-    parser.add_argument("--csv", default="grades.csv", help="the gradebook CSV to write (default: grades.csv)")
-    parser.add_argument("--out", help="where each student's results and feedback go (default: graded/ by the CSV)")
-    parser.add_argument("-j", "--jobs", type=int, default=2, help="students graded at once on this machine (2)")
+    parser.add_argument(
+        "--csv", default="grades.csv", type=options.output_file("--csv", "grades.csv", make_folder=True),
+        help="the gradebook CSV to write (default: grades.csv)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--out", type=options.output_folder("--out", make_folder=True),
+        help="where each student's results and feedback go (default: graded/ by the CSV)",
+    )  # fmt: skip
+    parser.add_argument(
+        "-j", "--jobs", type=options.whole(1, MOST_JOBS), default=2, help="students graded at once on this machine (2)"
+    )
     parser.add_argument("--force", action="store_true", help="grade again the students already graded")
     parser.add_argument(
-        "--dask", metavar="ADDRESS", help="run the jobs on a Dask cluster: scheduler address or scheduler file"
-    )
+        "--dask", metavar="ADDRESS", type=dask_address,
+        help="run the jobs on a Dask cluster: scheduler address or scheduler file (it must answer within "
+        f"{CONNECT_S:g} s)",
+    )  # fmt: skip
     parser.add_argument("--public-only", action="store_true", help="public checks only")
-    parser.add_argument("--hidden", metavar="DIR", help="the hidden graders (default: the course's or the kit's)")
-    parser.add_argument("--reference", metavar="DIR", help="the reference (default: the course's or the kit's)")
-    parser.add_argument("--secret-file", metavar="PATH", help="the course secret (default: $ATTNLAB_SECRET)")
+    parser.add_argument(
+        "--hidden",
+        metavar="DIR",
+        type=options.hidden_graders,
+        help="the hidden graders (default: the course's or the kit's)",
+    )
+    parser.add_argument(
+        "--reference", metavar="DIR", type=options.reference, help="the reference (default: the course's or the kit's)"
+    )
+    parser.add_argument(
+        "--secret-file", metavar="PATH", type=options.secret, help="the course secret (default: $ATTNLAB_SECRET)"
+    )
     parser.add_argument("--step", action="append", choices=list(tasks.BY_ID), help="grade only this step (repeatable)")
-    parser.add_argument("--timeout", type=float, help="seconds a single call into student code may take (default: 10)")
-    parser.add_argument("--deadline", type=float, default=900.0, help="seconds one student's grading may take (900)")
+    parser.add_argument(
+        "--timeout", type=options.seconds(), help="seconds a single call into student code may take (default: 10)"
+    )
+    parser.add_argument(
+        "--deadline", type=options.seconds(), default=900.0, help="seconds one student's grading may take (900)"
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument(
         "--private-copies",
@@ -56,6 +85,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def dask_address(text: str) -> str:
+    """A Dask scheduler's address or scheduler file that answers within :data:`CONNECT_S` seconds."""
+    from autograder.batch import cluster
+
+    try:
+        cluster.reachable(text, CONNECT_S)
+    except cluster.Unreachable as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return text
+
+
 def _course_private(submissions: Path) -> Path | None:
     """The nbgrader course's private folder when ``submissions`` is a course (or its ``submitted/``)."""
     for root in (submissions, submissions.parent):
@@ -67,7 +107,8 @@ def _course_private(submissions: Path) -> Path | None:
 def _visible_in_proc(args: argparse.Namespace) -> bool:
     """Whether this process's own command line names the submissions (student code at the user layer could read
     it in ``/proc`` and go looking for its classmates' hand-ins)."""
-    return any(arg and arg in sys.argv[1:] for arg in (args.submissions, args.out, args.csv))
+    given = [Path(item) for item in sys.argv[1:]]  # the options are parsed into paths: compared as paths
+    return any(arg and Path(arg) in given for arg in (args.submissions, args.out, args.csv))
 
 
 def _hidden_rerun(argv: list[str]) -> int:
@@ -115,11 +156,18 @@ def run(args: argparse.Namespace) -> int:
 
     if _must_hide(args):
         return _hidden_rerun(sys.argv[1:])  # the process's own arguments: ["grade-batch", SUBMISSIONS, ...]
+    import importlib.util
+
+    from autograder import versions
+
+    if args.dask and importlib.util.find_spec("distributed") is None:  # the machine's set-up (exit status 3)
+        print(f"attnlab {NAME}: {NEEDS_DASK}", file=sys.stderr)
+        return EXIT_INTERNAL
+    missing = versions.torch_missing(args.step or tasks.BY_ID)
+    if missing:  # the machine's set-up: no student graded, none given a 0 for it (exit status 3)
+        print(f"attnlab {NAME}: {missing}", file=sys.stderr)
+        return EXIT_INTERNAL
     submissions = Path(args.submissions).resolve()
-    if not submissions.is_dir():
-        return usage_error(NAME, f"{submissions} is not a folder")
-    if args.jobs < 1:
-        return usage_error(NAME, "-j takes a number of students at once, 1 or more")
     private = _course_private(submissions)
     kit = Kit.find()
     limits = limits_from(Private(private).settings().limits) if private else Limits()
@@ -132,9 +180,9 @@ def run(args: argparse.Namespace) -> int:
     if hidden is not None and reference is None:
         return usage_error(NAME, "the hidden checks need the reference; pass --reference")
     secret = (
-        Path(args.secret_file).read_text(encoding="utf-8").strip()
+        args.secret_file  # read and checked (not empty) when the option was parsed
         if args.secret_file
-        else os.environ.get("ATTNLAB_SECRET") or (Private(private).secret() if private else None)
+        else environment_secret() or (Private(private).secret() if private else None)
     )
     if hidden is not None and not secret:
         print(f"attnlab grade-batch: note: {engine.NOTE_DEFAULT_SECRET}", file=sys.stderr)

@@ -37,6 +37,8 @@ def run(args: argparse.Namespace) -> int:
         problems += [str(p) for lang in catalogs.translated_languages() for p in catalogs.problems(root, lang)]
         for line in problems:
             print(line)
+        if not problems:
+            print(f"up to date: every catalog ({', '.join(catalogs.translated_languages())}) is compiled and complete")
         return EXIT_STALE if problems else EXIT_OK
     if args.init:
         try:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import tempfile
@@ -18,6 +17,13 @@ EXIT_OK, EXIT_USAGE, EXIT_INTERNAL = 0, 2, 3
 STUDENT, INSTRUCTOR = "student", "instructor"  # who a command is for
 
 
+def student_install() -> bool:
+    """Whether this is a student's install (the release wheel): it holds no instructor command."""
+    import importlib.util
+
+    return importlib.util.find_spec("autograder.cli.batch") is None
+
+
 def usage_error(command: str, message: str) -> int:
     """Print ``attnlab COMMAND: message`` on stderr; the usage-error exit status."""
     print(f"attnlab {command}: {message}", file=sys.stderr)
@@ -30,16 +36,15 @@ def internal_error(command: str, message: str) -> int:
     return EXIT_INTERNAL
 
 
-def add_kit_argument(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--kit", metavar="DIR", help="the instructor kit (default: the one attnlab finds)")
-
-
 def instructor_kit(folder: str | None) -> Kit | None:
     """The kit at ``folder`` (``--kit``), else the one :meth:`Kit.find` finds; None when it is not a kit."""
     kit = Kit(Path(folder).resolve()) if folder else Kit.find()
     return kit if kit is not None and kit.is_kit() else None
 
 
+NEEDS_NBGRADER = (
+    "needs nbgrader ({error}); install the kit with its course extra: python3 -m pip install -e '.[course]'"
+)
 NO_KIT = "no instructor kit here (solutions/ and hidden/); run it in the kit or pass --kit"
 
 EXIT_LEAK = 1  # release, gradescope: the bundle or zip would leak; nothing was written

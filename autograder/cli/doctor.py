@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from autograder.cli import options
 from autograder.cli.common import EXIT_OK, INSTRUCTOR
 from autograder.sandbox import isolation
 
@@ -17,6 +18,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "submissions",
         nargs="?",
         metavar="SUBMISSIONS",
+        type=options.folder,
         help="a folder of hand-ins to grade here: warn when other users (student code at the user layer) can read it",
     )
 

@@ -6,8 +6,9 @@ import argparse
 import os
 from pathlib import Path
 
-from autograder import engine, i18n, tasks
-from autograder.cli.common import EXIT_INTERNAL, EXIT_OK, STUDENT, internal_error, output_problem, usage_error
+from autograder import engine, i18n, tasks, versions
+from autograder.cli import common, options
+from autograder.cli.common import EXIT_INTERNAL, EXIT_OK, STUDENT, internal_error, usage_error
 from autograder.cli.early import DEFAULT_FOLDERS, default_folder  # noqa: F401 (re-exported)
 from autograder.files import write_atomically
 from autograder.i18n import N_, _
@@ -24,34 +25,49 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "folder",
         nargs="?",
+        type=options.folder,
         help=f"the submission folder (default: this folder if it holds the lab's files, else ./{tasks.LAB} "
         f"or ./assignments/{tasks.LAB})",
     )
-    parser.add_argument("--json", metavar="PATH", help="also write a Gradescope results.json to PATH")
+    student = common.student_install()  # a student's install lists only the options a student uses (all still work)
+
+    def shown(text: str) -> str:
+        return argparse.SUPPRESS if student else text
+
     parser.add_argument(
-        "--public-only", action="store_true", help="grade as a student's release would: public checks only"
+        "--json", metavar="PATH", type=options.output_file("--json", "results.json"),
+        help="also write a Gradescope results.json to PATH",
+    )  # fmt: skip
+    parser.add_argument(
+        "--public-only", action="store_true", help=shown("grade as a student's release would: public checks only")
     )
     parser.add_argument(
-        "--hidden", metavar="DIR", help="folder of the hidden graders (default: the kit's hidden/lab07_attention)"
-    )
+        "--hidden", metavar="DIR", type=options.hidden_graders,
+        help=shown("folder of the hidden graders (default: the kit's hidden/lab07_attention)"),
+    )  # fmt: skip
     parser.add_argument(
-        "--reference",
-        metavar="DIR",
-        help="folder of the reference solution (default: the kit's solutions/lab07_attention)",
-    )
+        "--reference", metavar="DIR", type=options.reference,
+        help=shown("folder of the reference solution (default: the kit's solutions/lab07_attention)"),
+    )  # fmt: skip
     parser.add_argument(
-        "--secret-file", metavar="PATH", help="file holding the course secret (default: $ATTNLAB_SECRET)"
-    )
+        "--secret-file", metavar="PATH", type=options.secret,
+        help=shown("file holding the course secret (default: $ATTNLAB_SECRET)"),
+    )  # fmt: skip
     parser.add_argument(
-        "--student", metavar="ID", help="the submission's identity for the hidden seed (default: the folder's name)"
+        "--student", metavar="ID", type=options.non_empty,
+        help=shown("the submission's identity for the hidden seed (default: the folder's name)"),
+    )  # fmt: skip
+    parser.add_argument(
+        "--seed", type=options.seed, help=shown("hidden-input seed to reproduce a report (printed in every report)")
     )
-    parser.add_argument("--seed", type=int, help="hidden-input seed to reproduce a report (printed in every report)")
     parser.add_argument("--step", action="append", choices=list(tasks.BY_ID), help="grade only this step (repeatable)")
-    parser.add_argument("--timeout", type=float, help="seconds a single call into student code may take (default: 10)")
+    parser.add_argument(
+        "--timeout", type=options.seconds(), help="seconds a single call into student code may take (default: 10)"
+    )
     parser.add_argument(
         "--isolation",
         choices=[level.label for level in Level],
-        help="refuse to grade with weaker isolation of student code than this (see `attnlab doctor`)",
+        help=shown("refuse to grade with weaker isolation of student code than this (see `attnlab doctor`)"),
     )
     parser.add_argument(
         "--lang",
@@ -59,8 +75,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"language of the feedback (default: ${i18n.ENV_LANG}, else the locale, else en)",
     )
     parser.add_argument(
-        "--html", metavar="PATH", help="also write a self-contained HTML report with heatmaps of failed checks"
-    )
+        "--html", metavar="PATH", type=options.output_file("--html", "report.html"),
+        help="also write a self-contained HTML report with heatmaps of failed checks",
+    )  # fmt: skip
     detail = parser.add_mutually_exclusive_group()
     detail.add_argument("--verbose", action="store_true", help="print every check, passed ones included")
     detail.add_argument("--quiet", action="store_true", help="print the per-step table only")
@@ -76,10 +93,10 @@ NOT_WRITTEN = N_("graded, but {path} could not be written: {error}")
 
 def _secret(args: argparse.Namespace) -> tuple[str, bool]:
     """The course secret and whether it is the kit's public default."""
-    if args.secret_file:
-        return Path(args.secret_file).read_text(encoding="utf-8").strip(), False
-    if os.environ.get("ATTNLAB_SECRET"):
-        return os.environ["ATTNLAB_SECRET"], False
+    if args.secret_file:  # read and checked (not empty) when the option was parsed
+        return args.secret_file, False
+    if options.environment_secret():
+        return options.environment_secret(), False
     return engine.DEFAULT_SECRET, True
 
 
@@ -94,10 +111,9 @@ def run(args: argparse.Namespace) -> int:
     if not tasks.modules_present(folder):
         examples = ", ".join(f"{m}.py" for m in tasks.MODULES[:3])
         return usage_error(NAME, _(NO_LAB_FILES).format(folder=folder, examples=examples))
-    for option, path, example in (("--json", args.json, "results.json"), ("--html", args.html, "report.html")):
-        problem = output_problem(Path(path), option, example) if path else None
-        if problem:  # before grading: a report that cannot be written is known now, not after minutes
-            return usage_error(NAME, problem)
+    missing = versions.torch_missing(args.step or tasks.BY_ID)
+    if missing:  # the machine's set-up, not the student's code: no grading, no point lost (exit status 3)
+        return internal_error(NAME, missing)
     kit = Kit.find()
     hidden = None if args.public_only else Path(args.hidden) if args.hidden else (kit.hidden if kit else None)
     reference = Path(args.reference) if args.reference else (kit.solutions if kit else None)
@@ -127,25 +143,27 @@ def run(args: argparse.Namespace) -> int:
         return internal_error(NAME, _(GRADERS_FAILED).format(error=error))
     if hidden is not None and default_secret and args.seed is None:
         report = engine.with_note(report, _(engine.NOTE_DEFAULT_SECRET))
+    untested = versions.torch_warning(versions.installed_torch())
+    if untested:  # an untested torch: said in the report, so a check that fails for it is not taken for the student's
+        report = engine.with_note(report, untested)
     detail = (
         render_terminal.QUIET if args.quiet else render_terminal.VERBOSE if args.verbose else render_terminal.NORMAL
     )
     print(render.table(report, detail, lang=args.lang))
     outputs = []  # after grading: every sandbox process has ended
     if args.json:
-        outputs.append((Path(args.json), render.gradescope_json(report), False))
+        outputs.append((Path(args.json), render.gradescope_json(report)))
     if args.html:
         from autograder.report import render_html  # matplotlib: loaded only when a page is asked for
 
         page = render_html.page(report, handout=handout_href(folder, kit, Path(args.html)))
-        outputs.append((Path(args.html), page, True))
-    for path, content, say in outputs:
+        outputs.append((Path(args.html), page))
+    for path, content in outputs:
         try:
             write_atomically(path, content, make_folder=False)
         except OSError as error:  # the folder went away or filled up while grading ran
             return usage_error(NAME, _(NOT_WRITTEN).format(path=path, error=error.strerror or error))
-        if say:
-            print(_(WROTE).format(path=path))
+        print(_(WROTE).format(path=path))
     return EXIT_INTERNAL if report.internal_errors else EXIT_OK
 
 

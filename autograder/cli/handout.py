@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from autograder.cli import options
 from autograder.cli.common import EXIT_OK, INSTRUCTOR, internal_error
 from autograder.kit import Kit
 
@@ -17,17 +18,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--check", action="store_true", help="only report stale generated blocks or figures (exit 1); write nothing"
     )
-    parser.add_argument("--root", metavar="DIR", help="the kit's root folder (default: this source tree)")
+    parser.add_argument(
+        "--root", metavar="DIR", type=options.kit, help="the kit's root folder (default: this source tree)"
+    )
     parser.add_argument(
         "--html",
         metavar="PATH",
+        type=options.output_file("--html", "lab07_attention.html"),
         help="where to write the English page (default: handouts/build/lab07_attention.html; other languages' "
         "pages go beside it as lab07_attention.<lang>.html)",
     )
     parser.add_argument(
-        "--screenshot", metavar="PATH", help="also save a headless-chromium screenshot of the page's top"
-    )
-    parser.add_argument("--pdf", metavar="PATH", help="also print the page to PDF with headless chromium")
+        "--screenshot", metavar="PATH", type=options.output_file("--screenshot", "handout.png"),
+        help="also save a headless-chromium screenshot of the page's top",
+    )  # fmt: skip
+    parser.add_argument(
+        "--pdf", metavar="PATH", type=options.output_file("--pdf", "handout.pdf"),
+        help="also print the page to PDF with headless chromium",
+    )  # fmt: skip
     parser.add_argument(
         "--sample-timing",
         action="store_true",
@@ -50,6 +58,8 @@ def run(args: argparse.Namespace) -> int:
         ]
         for item in stale:
             print(f"stale: {item} (run: attnlab i18n, then attnlab handout)")
+        if not stale:
+            print("up to date: the handouts' generated blocks, the figures and the catalogs")
         return EXIT_STALE if stale else EXIT_OK
     for path in catalogs.compile_all():  # the Turkish blocks read the compiled catalog
         print(f"wrote {path}")

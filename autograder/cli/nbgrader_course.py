@@ -7,7 +7,8 @@ import sys
 from pathlib import Path
 
 from autograder import i18n, stubs, tasks
-from autograder.cli.common import EXIT_OK, INSTRUCTOR, usage_error
+from autograder.cli import options
+from autograder.cli.common import EXIT_OK, INSTRUCTOR, NEEDS_NBGRADER, internal_error, usage_error
 from autograder.kit import Kit
 from autograder.nbgrader_course.private import DEFAULT_DEADLINE_S
 
@@ -30,7 +31,11 @@ UNREACHABLE = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("folder", help="the course folder to write: new, empty, or a course it made (--force)")
+    parser.add_argument(
+        "folder",
+        type=options.output_folder("the course"),
+        help="the course folder to write: new, empty, or a course it made (--force); run nbgrader from there",
+    )
     parser.add_argument(
         "--course-id", metavar="ID", help="nbgrader's course id (default: the folder's name; kept by --force)"
     )
@@ -42,20 +47,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--kit",
         metavar="DIR",
+        type=options.kit,
         help="the instructor kit holding solutions/ and hidden/ (default: this source tree or $ATTNLAB_KIT)",
     )
     parser.add_argument(
         "--timeout",
-        type=float,
+        type=options.seconds(),
         metavar="S",
         help="seconds a call into student code may take while grading (default: 10)",
     )
     parser.add_argument(
-        "--import-timeout", type=float, metavar="S", help="seconds importing a student module may take (default: 30)"
+        "--import-timeout",
+        type=options.seconds(),
+        metavar="S",
+        help="seconds importing a student module may take (default: 30)",
     )
     parser.add_argument(
         "--deadline",
-        type=float,
+        type=options.seconds(),
         default=DEFAULT_DEADLINE_S,
         metavar="S",
         help=f"seconds one student's whole grading may take (default: {DEFAULT_DEADLINE_S:g})",
@@ -79,18 +88,42 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+WRITTEN_BY = "written by `attnlab nbgrader-course`"  # the first line of every course config the kit writes
+
+
+def _not_ours(folder: Path, kit: Path) -> str | None:
+    """Why ``--force`` may not rewrite the course at ``folder`` (its config is not the kit's, or the folder holds the
+    kit, the current folder or a home), in one sentence; None when it may."""
+    from autograder.release import guard
+
+    config = folder / "nbgrader_config.py"
+    if not config.exists():
+        return None  # nothing to rewrite: the course is written as new
+    reason = guard.never_removed(folder / "private", kit)
+    if reason:
+        return f"{reason}: --force never rewrites it"
+    try:
+        ours = WRITTEN_BY in config.read_text(encoding="utf-8").partition("\n")[0]
+    except (OSError, UnicodeDecodeError):
+        ours = False
+    if not ours:
+        return f"{config} was not written by attnlab nbgrader-course: --force rewrites only a course the kit wrote"
+    return None
+
+
 def run(args: argparse.Namespace) -> int:
     """Write the course; print what to run next."""
     try:
         from autograder.nbgrader_course import course
     except ImportError as error:
-        return usage_error(
-            NAME, f"needs nbgrader ({error}); install the kit with its course extra: pip install -e '.[course]'"
-        )
+        return internal_error(NAME, NEEDS_NBGRADER.format(error=error))  # the machine's set-up (exit status 3)
     found = Kit.find()
     kit = Path(args.kit) if args.kit else (found.root if found else None)
     if kit is None:
         return usage_error(NAME, "no instructor kit found (solutions/ and hidden/); pass --kit DIR")
+    problem = _not_ours(Path(args.folder), kit) if args.force else None
+    if problem:
+        return usage_error(NAME, problem)
     options = course.CourseOptions(
         folder=Path(args.folder),
         kit=kit,

@@ -5,30 +5,34 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from autograder.cli import common
+from autograder.cli import common, options
 
 NAME, AUDIENCE = "release", common.INSTRUCTOR
 HELP = "write the student bundle: stubs, notebook, handout and the grader's wheel, scanned for leaks"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("out", metavar="OUT", help="the bundle's folder (empty or new)")
-    parser.add_argument("--force", action="store_true", help="replace OUT if it is not empty")
-    common.add_kit_argument(parser)
+    parser.add_argument(
+        "out", metavar="OUT", type=options.output_folder("the bundle"), help="the bundle's folder (empty or new)"
+    )
+    parser.add_argument(
+        "--force", action="store_true", help="replace OUT if it holds an earlier bundle (and nothing else)"
+    )
+    options.add_kit_argument(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     from autograder.release import bundle, leaks, wheel
 
+    try:  # the student notebook is released with nbgrader's own steps
+        import nbgrader.preprocessors  # noqa: F401
+    except ImportError as error:
+        return common.internal_error(NAME, common.NEEDS_NBGRADER.format(error=error))
     kit = common.instructor_kit(args.kit)
     if kit is None:
         return common.usage_error(NAME, common.NO_KIT)
-    out = Path(args.out)
-    problem = None if out.is_dir() else common.output_problem(out, "the bundle", "")
-    if problem:  # its folder must be there already: nothing is made silently
-        return common.usage_error(NAME, problem)
     try:
-        built = bundle.build(kit, out, force=args.force)
+        built = bundle.build(kit, Path(args.out), force=args.force)
     except bundle.ReleaseError as error:
         return common.usage_error(NAME, str(error))
     except leaks.ReleaseLeak as error:

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from autograder import cases, tasks
+from autograder.cli import options
 from autograder.cli.common import EXIT_OK, INSTRUCTOR
 from autograder.kit import PACKAGE, Kit
 from autograder.numerics import same_up_to_rounding
@@ -19,9 +20,25 @@ HELP = "regenerate the public checks' snapshot of reference and wrong answers"
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--reference", default=str(Kit.source_tree().solutions), help="the reference folder (default: the kit's)"
+        "--reference",
+        default=str(Kit.source_tree().solutions),
+        type=options.reference,
+        help="the reference folder (default: the kit's)",
     )
-    parser.add_argument("--module", action="append", help="only this case module (repeatable; default: all)")
+    parser.add_argument(
+        "--module",
+        action="append",
+        type=case_module,
+        help="only this case module (repeatable; default: all)",
+    )
+
+
+def case_module(text: str) -> str:
+    """The name of one of the public checks' case modules."""
+    names = sorted(cases.case_modules())
+    if text not in names:
+        raise argparse.ArgumentTypeError(f"no case module {text!r}; the kit has {', '.join(names)}")
+    return text
 
 
 def run(args: argparse.Namespace) -> int:

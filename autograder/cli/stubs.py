@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from autograder import stubs
+from autograder.cli import options
 from autograder.cli.common import EXIT_OK, INSTRUCTOR
 from autograder.kit import Kit
 from autograder.pristine import DIGESTS
@@ -17,8 +18,18 @@ EXIT_STALE = 1
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     tree = Kit.source_tree()
-    parser.add_argument("--solutions", default=str(tree.solutions), help="the reference folder (default: the kit's)")
-    parser.add_argument("--assignments", default=str(tree.assignments), help="the stubs folder (default: the kit's)")
+    parser.add_argument(
+        "--solutions",
+        default=str(tree.solutions),
+        type=options.folder,
+        help="the reference folder (default: the kit's)",
+    )
+    parser.add_argument(
+        "--assignments",
+        default=str(tree.assignments),
+        type=options.output_folder("--assignments"),
+        help="the stubs folder (default: the kit's)",
+    )
     parser.add_argument("--check", action="store_true", help="only report stubs that differ from generation (exit 1)")
 
 
@@ -30,6 +41,8 @@ def run(args: argparse.Namespace) -> int:
             stale.append(DIGESTS)
         for path in stale:
             print(f"stale stub: {path} (run: attnlab stubs)")
+        if not stale:
+            print(f"up to date: the stubs in {assignments} and {DIGESTS.name} follow {solutions}")
         return EXIT_STALE if stale else EXIT_OK
     for path in stubs.write(solutions, assignments):
         print(f"wrote {path}")

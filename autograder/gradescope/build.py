@@ -10,6 +10,10 @@
     kit/solutions/lab07_attention/    the reference (hidden checks compare with it)
     kit/hidden/lab07_attention/       the hidden graders
 
+Without a secret given (``--secret-file``, ``$ATTNLAB_SECRET``) the course secret is the file ``course.secret``
+beside the zip: made once (mode 600, a random secret) and read by every later build, so a rebuilt zip draws the
+same hidden inputs for a resubmission as the zip it replaces.
+
 The zip is the instructor's (mode 600: it holds the course secret): Gradescope
 keeps it from students, and on the grading machine the runner closes its folder
 to the unprivileged user that student code runs as. The wheel inside is scanned like the student bundle's.
@@ -17,6 +21,7 @@ to the unprivileged user that student code runs as. The wheel inside is scanned 
 
 from __future__ import annotations
 
+import os
 import re
 import secrets
 import tempfile
@@ -32,6 +37,7 @@ from autograder.report import serialize
 
 TORCH_CPU_INDEX = versions.TORCH_CPU_INDEX
 EXECUTABLE, FILE = 0o100755, 0o100644
+SECRET_FILE = "course.secret"  # beside the zip: the course secret a build without one made, and every rebuild reads
 TORCH_PIN = re.compile(r"^torch==(?P<version>[^\s;]+)", re.MULTILINE)
 
 
@@ -53,12 +59,39 @@ class ZipOptions:
     language: str | None = None  # the feedback's language for the whole course (None: English)
 
 
+def course_secret(out: Path, given: str | None) -> tuple[str, Path | None]:
+    """The course secret of the zip at ``out``, and the file that keeps it (None when ``given`` is used).
+
+    ``given`` (a secret file's or ``$ATTNLAB_SECRET``'s) wins; else the ``course.secret`` beside the zip, made
+    here once with a new random secret (mode 600, never replaced) and reused by every rebuild.
+    """
+    if given:
+        return given, None
+    kept = Path(out).resolve().parent / SECRET_FILE
+    if kept.is_symlink() or (kept.exists() and not kept.is_file()):
+        raise ZipError(f"{kept} is not a regular file; move it away or pass --secret-file")
+    if kept.exists():
+        try:
+            secret = kept.read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError) as error:
+            raise ZipError(f"the course secret {kept} cannot be read ({error})") from None
+        if not secret:
+            raise ZipError(f"the course secret {kept} is empty; remove it to make a new one, or pass --secret-file")
+        return secret, kept
+    secret = secrets.token_hex(32)
+    fd = os.open(kept, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as file:
+        file.write(secret + "\n")
+    return secret, kept
+
+
 def torch_pin(lock_text: str) -> str:
-    """The torch release the lock pins; ZipError when it pins none."""
+    """The torch release the lock pins, without its build label (``2.13.0+cpu`` -> ``2.13.0``: setup.sh takes it
+    from PyTorch's CPU index); ZipError when it pins none."""
     match = TORCH_PIN.search(lock_text)
     if match is None:
         raise ZipError("the course lock pins no torch release (torch==...); regenerate it (requirements/compile.sh)")
-    return match.group("version")
+    return match.group("version").partition("+")[0]
 
 
 def build(options: ZipOptions) -> Path:

@@ -99,7 +99,14 @@ def render_html(text: str, folder: Path, title: str = "Lab 7: attention", lang: 
         if mathml.startswith("<math") and 'display="block"' in mathml:
             body = body.replace(f"<p>{placeholder}</p>", mathml)
         body = body.replace(placeholder, mathml)
-    return htmlpage.page(embed_images(body, folder), title=title, style=STYLE, lang=lang)
+    return htmlpage.page(embed_images(keyboard_scrollable(body), folder), title=title, style=STYLE, lang=lang)
+
+
+def keyboard_scrollable(body: str) -> str:
+    """``body`` with its code blocks and display formulas focusable: they scroll sideways when wider than the page,
+    and a region that scrolls must be reachable from the keyboard (WCAG 2.1.1; axe's scrollable-region-focusable)."""
+    body = body.replace("<pre>", '<pre tabindex="0">')
+    return re.sub(r'<math(?=[^>]*\bdisplay="block")', '<math tabindex="0"', body)
 
 
 def build(kit: Kit, out: Path | None = None, lang: str = "en") -> Path:

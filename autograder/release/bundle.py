@@ -17,7 +17,10 @@ run in ``OUT`` (or in the lab folder) grades it. The bundle is open to every
 user (folders 755, files 644) whatever the umask, so a course web server or a
 TA can read it: it never holds the course secret. The bundle is written next to
 ``OUT`` first and scanned (:mod:`autograder.release.leaks`); a leak removes it
-and raises :class:`~autograder.release.leaks.ReleaseLeak`.
+and raises :class:`~autograder.release.leaks.ReleaseLeak`. ``--force`` replaces
+only a folder this command wrote, unchanged (:mod:`autograder.release.guard`:
+its manifest ``OUT/.attnlab-manifest.json``), never one that holds the kit, a
+git repository, the current folder or a home.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from pathlib import Path
 
 from autograder import stubs, tasks
 from autograder.kit import Kit
-from autograder.release import leaks, readme, wheel
+from autograder.release import guard, leaks, readme, wheel
 
 HANDOUTS = "handouts"
 FOLDER_MODE, FILE_MODE = 0o755, 0o644  # a release is readable by everyone (the secret never goes into one)
@@ -57,9 +60,18 @@ def build(kit: Kit, out: Path, *, force: bool = False) -> Bundle:
     if out.exists() and not out.is_dir():
         raise ReleaseError(f"{out} is a file; give a folder for the bundle")
     if out.exists() and any(out.iterdir()) and not force:
-        raise ReleaseError(f"{out} is not empty; pass --force to replace it")
+        raise ReleaseError(f"{out} is not empty; pass --force to replace an earlier bundle written there")
     if not out.parent.is_dir():
         raise ReleaseError(f"the folder {out.parent} does not exist; make it first or give another place")
+    replaced = out.exists() and any(out.iterdir())
+    reason = guard.never_removed(out, kit.root) if out.exists() else None
+    if reason:  # even an empty folder: the bundle's folder is renamed into place, so `out` itself is replaced
+        raise ReleaseError(f"{reason}: the bundle is never written there; give a new or empty folder")
+    if replaced:
+        try:
+            guard.replaceable(out, "release", kit.root)
+        except guard.Refused as error:
+            raise ReleaseError(str(error)) from None
     stage = Path(tempfile.mkdtemp(prefix=".attnlab-release-", dir=out.parent))  # mode 700 until it is complete
     try:
         write_lab_folder(kit, stage / tasks.LAB)
@@ -68,6 +80,7 @@ def build(kit: Kit, out: Path, *, force: bool = False) -> Bundle:
         problems = leaks.scan_folder(stage, leaks.Secrets.of(kit))
         if problems:
             raise leaks.ReleaseLeak(problems)
+        guard.write_manifest(stage, "release")  # what a later --force may replace
         open_to_everyone(stage)
         if out.exists():
             shutil.rmtree(out)

@@ -31,10 +31,13 @@ attnlab grade
 ```
 
 The first command installs PyTorch {torch}, the release this lab is tested
-with, as its CPU build (no GPU is needed). To use another torch (a CUDA build
-for your GPU, or one you have already), install it instead of running the
-first command; `attnlab doctor` says whether the torch you have is the tested
-release. The second installs the lab's grader. The third grades every step of
+with, as its CPU build (no GPU is needed), from PyTorch's CPU index only: if
+that index cannot be reached it stops with an error rather than fetch another
+build. To use another torch (a CUDA build for your GPU, or one you have
+already), install it instead of running the first command; `attnlab doctor`
+says whether the torch you have is the tested release. The second installs the
+lab's grader, which brings no torch of its own: without one, `attnlab grade`
+stops before grading and prints the first command (no point is lost). The third grades every step of
 your lab folder and prints one row per step, with a message for each check
 that failed. Grade one step with `attnlab grade --step softmax`. The timing
 step needs `attnlab timing` first (it writes `{prefix}reports/`). Your code

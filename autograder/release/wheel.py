@@ -37,6 +37,9 @@ readme = "README.md"
 requires-python = {python}
 dependencies = {dependencies}
 
+[project.optional-dependencies]
+torch = {torch}
+
 [project.scripts]
 attnlab = "autograder.cli:main"
 
@@ -69,6 +72,7 @@ def pyproject_text(kit: Kit, description: str) -> str:
         description=json.dumps(description),
         python=json.dumps(project["requires-python"]),
         dependencies=json.dumps(project["dependencies"]),
+        torch=json.dumps(project["optional-dependencies"]["torch"]),  # no torch unless asked for (pip's is CUDA)
     )
 
 

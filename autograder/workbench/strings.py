@@ -234,6 +234,9 @@ TEXT: dict[str, str] = {
     ),
     "your_prediction": N_("Your prediction:"),
     "record_and_test": N_("Record my prediction and test it"),
+    "number_hint": N_("Type a number, such as 0.25, 1000 or 1e6; then the button records it."),
+    # TRANSLATORS: {text} is what the student typed in the number field.
+    "not_a_number": N_("“{text}” is not a number yet: type one such as 0.25, 1000 or 1e6."),
     "earlier_prediction": N_("Your earlier prediction was kept on this computer."),
     "you_predicted": N_("You predicted: {prediction}."),
     "no_answer_yet": N_("Your code has no answer to this yet:"),

@@ -481,7 +481,7 @@
     const svg = document.createElementNS(ns, "svg");
     svg.setAttribute("viewBox", "0 0 " + width + " " + height);
     svg.setAttribute("width", width);
-    svg.setAttribute("role", "img");
+    svg.setAttribute("role", "group");  // a group, not an image: its token buttons are controls (an image's are not)
     svg.setAttribute("aria-label", T("tracker_picture", { position: tr.pos }));
     svg.setAttribute("id", "tracker-svg");
     const x = function (k) { return 10 + k * step + step / 2; };
@@ -519,7 +519,7 @@
       g.setAttribute("tabindex", k === tr.pos ? "0" : "-1");
       g.setAttribute("role", "button");
       g.setAttribute("aria-pressed", String(k === tr.pos));
-      g.setAttribute("aria-label", T("position_token", { position: k, token: DATA.gpt.tokens[k] }));
+      g.setAttribute("aria-label", T("position_token", { position: k, token: label }));  // holds the text it shows
       g.setAttribute("data-pos", k);
       const rect = document.createElementNS(ns, "rect");
       rect.setAttribute("x", x(k) - 24); rect.setAttribute("y", base - 20); rect.setAttribute("width", 48); rect.setAttribute("height", 30); rect.setAttribute("rx", 5);
@@ -651,6 +651,10 @@
     if (x.id === "drop_scale") { return [T("drop_larger"), T("drop_same"), T("drop_smaller")]; }
     return [];
   }
+  function numberIn(text) {  // a number as a person types it (1e6, .5, -2, 1,5 with a decimal comma), else null
+    const t = String(text).trim().replace(",", ".");
+    return /^[-+]?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?$/i.test(t) && Number.isFinite(Number(t)) ? Number(t) : null;
+  }
   function experimentCard(x) {
     const card = el("div", { cls: "card", id: "exp-" + x.id });
     card.appendChild(el("h3", { text: T("exp_" + x.id) }));
@@ -669,11 +673,26 @@
       card.appendChild(set);
       read = function () { const on = card.querySelector("input:checked"); return on ? Number(on.value) : null; };
     } else {
-      const input = el("input", { type: "number", step: "any", id: "guess-" + x.id, "aria-label": T("your_prediction"), oninput: function (e) { button.disabled = e.target.value === ""; } });
-      if (earlier && earlier.prediction !== null && earlier.prediction !== undefined) { input.value = earlier.prediction; button.disabled = false; }
-      input.addEventListener("keydown", function (e) { if (e.key === "Enter" && input.value !== "") { e.preventDefault(); button.click(); } });
-      card.appendChild(el("label", {}, [T("your_prediction") + " ", input]));
-      read = function () { return input.value === "" ? null : Number(input.value); };
+      // a text field read by the page, not type="number": a browser's number field takes "e" or "1e" silently as
+      // no value at all, and the button then stays disabled with nothing to say why
+      const hint = el("p", { cls: "hint", id: "hint-" + x.id, "aria-live": "polite", text: T("number_hint") });
+      const input = el("input", { type: "text", inputmode: "decimal", autocomplete: "off", id: "guess-" + x.id, "aria-describedby": hint.id });
+      const update = function () {
+        const typed = input.value.trim(), value = numberIn(typed), wrong = typed !== "" && value === null;
+        button.disabled = value === null;
+        input.setAttribute("aria-invalid", wrong ? "true" : "false");
+        hint.textContent = wrong ? T("not_a_number", { text: typed }) : T("number_hint");
+        hint.classList.toggle("wrong", wrong);
+      };
+      input.addEventListener("input", update);
+      if (earlier && earlier.prediction !== null && earlier.prediction !== undefined) { input.value = String(earlier.prediction); }
+      input.addEventListener("keydown", function (e) { if (e.key === "Enter" && numberIn(input.value) !== null) { e.preventDefault(); button.click(); } });
+      card.appendChild(el("label", { for: input.id }, [T("your_prediction")]));
+      card.appendChild(document.createTextNode(" "));
+      card.appendChild(input);
+      card.appendChild(hint);
+      update();
+      read = function () { return numberIn(input.value); };
     }
     card.appendChild(el("p", {}, [button]));
     const reveal = el("div", { cls: "reveal", id: "reveal-" + x.id, "aria-live": "polite" });
