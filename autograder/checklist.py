@@ -58,11 +58,17 @@ def title_of(item: pytest.Item) -> str:
     """The check's title in the active language (or its name), with the parameter id in brackets.
 
     A parameter id in words (``rank below 2``, marked with ``N_`` where the
-    parameters are listed) is shown translated; the check's id keeps it as it is.
+    parameters are listed) is shown translated; the check's id keeps it as it is. A check made from parts (one per
+    question) may carry ``title``, a function that composes its title in the active language when the report is
+    written: a title formatted at import would keep the language the module was first imported in.
     """
     function = getattr(item, "function", None)
-    title = docstring_title(function.__doc__ if function else None)
-    title = _(title) if title else item.name.removeprefix("test_").replace("_", " ")
+    composed = getattr(function, "title", None)
+    if callable(composed):
+        title = str(composed())
+    else:
+        title = docstring_title(function.__doc__ if function else None)
+        title = _(title) if title else item.name.removeprefix("test_").replace("_", " ")
     callspec = getattr(item, "callspec", None)
     return f"{title} [{_(callspec.id)}]" if callspec else title
 

@@ -168,3 +168,17 @@ def test_the_stubs_and_the_reference_fit_on_one_screen_in_every_language(lang: s
         for name in step.functions:
             owner, _dot, method = name.rpartition(".")
             assert (method if owner else f"{name}") in shown[kit.STUBS], name
+
+
+def test_a_check_title_made_from_parts_is_in_the_language_of_each_grade() -> None:
+    """The hidden predictions' titles are composed when the report is written: a grade in English first (the
+    graders' modules imported then) does not leave the next grade's titles in English."""
+    english = kit.grade(kit.STUBS, steps=("predictions",))
+    with i18n.using("tr"):
+        turkish = kit.grade(kit.STUBS, steps=("predictions",))
+    titles = {c.name: c.title for s in english.steps for c in s.checks}
+    hidden = [c for s in turkish.steps for c in s.checks if c.name.endswith("_against_reference")]
+    assert hidden, "no hidden predictions check ran"
+    for check in hidden:
+        assert titles[check.name].endswith(", against the reference")
+        assert check.title.endswith(", referansa karşı"), check.title

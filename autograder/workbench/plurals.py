@@ -1,8 +1,8 @@
 """The page's plural rule: the active catalog's own ``Plural-Forms`` expression, and every form of a counted sentence.
 
 The page's counts are not bounded: they come from the student's code (the
-shape their ``scores`` returns for 1,024 tokens, how often their ``generate``
-called ``gpt_step``) and the script derives some of them, so a table of forms
+shape their ``scores`` returns for 1,024 tokens, the lengths their cache
+holds) and the script derives some of them, so a table of forms
 precomputed here for a list of counts would miss one sooner or later. The page
 is given instead what gettext itself uses: the catalog's ``Plural-Forms``
 expression (``n % 10 == 1 && n % 100 != 11 ? 0 : ...`` for Russian), which the

@@ -221,10 +221,9 @@ TEXT: dict[str, str] = {
     "cache_values": N_("Cached values of this head"),
     "cache_newest": N_("The last row is the one this step added; the rows above it were kept from earlier steps."),
     "generation": N_("Greedy generation"),
-    "generation_what": N_("the tokens your generate picks with and without the cache, and how often each function ran"),
-    # TRANSLATORS: {steps} and {forwards} are counted phrases such as "8 times" ("{count} time", "{count} times").
-    "generated_cache": N_("With the cache, after {prompt}: {tokens} (gpt_step ran {steps}, gpt_forward {forwards})."),
-    "generated_no_cache": N_("Without it, after {prompt}: {tokens} (gpt_step ran {steps}, gpt_forward {forwards})."),
+    "generation_what": N_("the tokens your generate picks with the cache (gpt_step only) and without it (gpt_forward only)"),
+    "generated_cache": N_("With the cache, after {prompt}: {tokens} (through gpt_step only)."),
+    "generated_no_cache": N_("Without it, after {prompt}: {tokens} (through gpt_forward only)."),
     # predict, then test
     "predict": N_("Predict, then test"),
     "predict_text": N_(
@@ -287,7 +286,6 @@ COUNTED: dict[str, tuple[str, str]] = {
     "n_blocks": Nn_("{count} block", "{count} blocks"),
     "n_heads": Nn_("{count} head", "{count} heads"),
     "n_keys": Nn_("{count} key", "{count} keys"),
-    "n_times": Nn_("{count} time", "{count} times"),
     # the toy GPT's views: the form follows {n}, the number of tokens; {blocks} and {heads} are counted phrases
     "tracker_text": Nn_(
         "The toy GPT ({blocks}, {heads}, width {width}, vocabulary {vocabulary}) reads {n} token. Pick a position: "

@@ -181,15 +181,23 @@ def _rows(value: Any, t: int, d_head: int, trouble: list[Found]) -> Any:
 
 
 def generation(caller: Caller, weights: dict[str, Any]) -> dict[str, Any]:
-    """Greedy ``generate`` with and without the cache: the tokens and how often each model function ran."""
-    call = f"generate(weights, {PROMPT}, {N_NEW}, use_cache=...)"
-    found = caller.probe("toy_gpt", "toy_gpt_generate", "toy_gpt", send(weights), list(PROMPT), N_NEW, call=call)
+    """Greedy ``generate`` with and without the cache: the tokens of each run.
+
+    Each run goes through the probe the grader uses (``toy_gpt_generate``): the model function its flag rules out
+    (``gpt_forward`` with the cache, ``gpt_step`` without it) raises if it is reached, so a run that took the
+    other path shows as a problem naming the function it called, not as a count kept in the student's process.
+    """
     runs: dict[str, Any] = {}
-    if found.ok:  # the probe's own shape: {"cache": run, "no_cache": run}, run = (what generate returned, calls, calls)
-        for name in ("cache", "no_cache"):
-            result, step_calls, forward_calls = found.value[name]
-            runs[name] = {"tokens": _token_ids(result), "gpt_step": step_calls, "gpt_forward": forward_calls}
-    return {"prompt": list(PROMPT), "runs": runs, "problems": problems([found]), "warnings": []}
+    found_all: list[Found] = []
+    for name, use_cache in (("cache", True), ("no_cache", False)):
+        call = f"generate(weights, {list(PROMPT)}, {N_NEW}, use_cache={use_cache})"
+        found = caller.probe(
+            "toy_gpt", "toy_gpt_generate", "toy_gpt", send(weights), list(PROMPT), N_NEW, use_cache, call=call
+        )
+        found_all.append(found)
+        if found.ok:
+            runs[name] = {"tokens": _token_ids(found.value)}
+    return {"prompt": list(PROMPT), "runs": runs, "problems": problems(found_all), "warnings": []}
 
 
 def _token_ids(result: Any) -> list[int] | None:

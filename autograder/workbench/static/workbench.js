@@ -21,8 +21,8 @@
   };
 
   // ---- plural forms: the catalog's own rule ---------------------------------------------------------------
-  // The page's counts come from the student's code (the shape their scores returns, how often their generate
-  // ran), so no table of forms made in Python for a list of counts could cover them. The page evaluates instead
+  // The page's counts come from the student's code (the shape their scores returns, the lengths of
+  // their cache), so no table of forms made in Python for a list of counts could cover them. The page evaluates instead
   // the catalog's Plural-Forms expression (DATA.plural, the one gettext uses for the kit's Python sentences),
   // read here by a small parser of gettext's C-like grammar: n, whole numbers, ! * / % + - < <= > >= == != && ||
   // ?: and brackets. No eval: the expression becomes a tree of closures. tests/test_workbench_plurals.py holds
@@ -630,8 +630,7 @@
     ["cache", "no_cache"].forEach(function (name) {
       const run = gen.runs[name];
       if (run) {
-        const times = function (k) { return T("n_times", { count: k }, k); };
-        root.appendChild(el("p", { text: T("generated_" + name, { prompt: gen.prompt.join(" "), tokens: run.tokens ? run.tokens.join(" ") : T("none_yet"), steps: times(run.gpt_step), forwards: times(run.gpt_forward) }) }));
+        root.appendChild(el("p", { text: T("generated_" + name, { prompt: gen.prompt.join(" "), tokens: run.tokens ? run.tokens.join(" ") : T("none_yet") }) }));
       }
     });
   }
