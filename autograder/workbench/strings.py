@@ -221,7 +221,9 @@ TEXT: dict[str, str] = {
     "cache_values": N_("Cached values of this head"),
     "cache_newest": N_("The last row is the one this step added; the rows above it were kept from earlier steps."),
     "generation": N_("Greedy generation"),
-    "generation_what": N_("the tokens your generate picks with the cache (gpt_step only) and without it (gpt_forward only)"),
+    "generation_what": N_(
+        "the tokens your generate picks with the cache (gpt_step only) and without it (gpt_forward only)"
+    ),
     "generated_cache": N_("With the cache, after {prompt}: {tokens} (through gpt_step only)."),
     "generated_no_cache": N_("Without it, after {prompt}: {tokens} (through gpt_forward only)."),
     # predict, then test
