@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from autograder import engine, isolated, tasks
-from autograder.cli.common import EXIT_INTERNAL, EXIT_OK, INSTRUCTOR, usage_error
+from autograder.cli.common import EXIT_INTERNAL, EXIT_OK, INSTRUCTOR, internal_error, usage_error
 from autograder.kit import Kit
 from autograder.text import clean
 
@@ -108,7 +108,6 @@ def _must_hide(args: argparse.Namespace) -> bool:
 
 def run(args: argparse.Namespace) -> int:
     from autograder.batch import run as batch
-    from autograder.batch import summary
     from autograder.nbgrader_course.private import Private
     from autograder.nbgrader_course.run import limits_from
     from autograder.sandbox.client import IsolationRefused, Limits
@@ -120,6 +119,10 @@ def run(args: argparse.Namespace) -> int:
         return usage_error(NAME, f"{submissions} is not a folder")
     if args.jobs < 1:
         return usage_error(NAME, "-j takes a number of students at once, 1 or more")
+    try:
+        batch.found(submissions)  # none, or a folder that cannot be listed: one sentence before anything else
+    except batch.BatchRefused as error:
+        return usage_error(NAME, str(error))
     private = _course_private(submissions)
     kit = Kit.find()
     limits = limits_from(Private(private).settings().limits) if private else Limits()
@@ -165,12 +168,24 @@ def run(args: argparse.Namespace) -> int:
         return usage_error(NAME, f"not graded: {error}")
     except batch.BatchRefused as error:
         return usage_error(NAME, str(error))
+    except OSError as error:  # the CSV itself could not be written: every student's result is on disk
+        return internal_error(NAME, batch.NO_CSV.format(csv=csv, out=options.out, error=clean(str(error), 300)))
+    return report(done, options)
+
+
+def report(done, options) -> int:  # (batch.BatchRun, batch.BatchOptions): the batch's words and its exit status
+    """Print what the batch did; its exit status: 0, 3 when the grader failed on a student, 128 + the signal's
+    number after an interrupt."""
+    from autograder.batch import run as batch
+    from autograder.batch import summary
+
+    for note in done.notes:
+        print(f"attnlab {NAME}: {note}", file=sys.stderr)
+    if done.interrupted is not None:
+        print(f"attnlab {NAME}: {batch.stopped_text(done)}", file=sys.stderr)
+        return 128 + done.interrupted
     print(summary.table(done.class_summary))
-    rate = done.graded_now / done.seconds if done.seconds and done.graded_now else 0.0
-    print(
-        f"\ngraded {done.graded_now} now ({rate * 60:.1f} per minute), kept {done.skipped} graded before; "
-        f"wrote {done.csv}, {options.out}/students/, {done.summary['page']}"
-    )
+    print(f"\n{batch.run_text(done)}; wrote {done.csv}, {options.out}/students/, {done.summary.get('page', '')}")
     for result in sorted(done.results, key=lambda r: r.student):
         if not result.graded:
             kind = "the grader failed on" if result.grader_failed else "not graded"

@@ -57,8 +57,12 @@ SECONDS_AT = N_("{seconds} s at n = {n}")
 @pytest.fixture(scope="module")
 def found(lab: Lab) -> TimingReport | ReportError:
     """The submission's report, or what is wrong with it (read once per grading)."""
-    left_out = [(path, kind) for path, kind in lab.sandbox.ignored.items() if path.endswith(report.FILE)]
-    if left_out and not (Path(lab.sandbox.submission) / report.PATH).is_file():  # a link: the intake never followed it
+    left_out = [  # the report, or its folder, left out by the intake (a link, never followed; or unreadable)
+        (path, kind)
+        for path, kind in lab.sandbox.ignored.items()
+        if path.endswith(report.FILE) or str(report.PATH).startswith(f"{path}/")
+    ]
+    if left_out and not (Path(lab.sandbox.submission) / report.PATH).is_file():
         return ReportError(messages.left_out(*left_out[0]))
     try:
         return report.read(Path(lab.sandbox.submission) / report.PATH)

@@ -1,0 +1,121 @@
+"""Nothing a hand-in holds stops `attnlab grade-batch`: a file or folder the grader may not read (a zip's mode-000
+`reports/`, a mode-000 module, a student's folder it cannot list) is that student's row with its reason, on every
+rerun, and the batch writes its CSV; a folder without hand-ins is one sentence and exit 2."""
+
+from __future__ import annotations
+
+import csv
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from autograder import intake, safefs
+from autograder.batch import discover
+from autograder.batch import run as batch
+from tests import kit, unreadable
+
+LAB = "lab07_attention"
+
+
+def _reference(folder: Path) -> Path:
+    shutil.copytree(kit.SOLUTIONS, folder, ignore=shutil.ignore_patterns("__pycache__"))
+    return folder
+
+
+@pytest.fixture
+def class_folder(tmp_path: Path):
+    """Five students: one plain, and one each with an unreadable reports/, module, lab folder and own folder."""
+    root = tmp_path / "submissions"
+    _reference(root / "ann")
+    unreadable.close(_reference(root / "bo" / LAB) / "reports")
+    unreadable.close(_reference(root / "cy") / "softmax.py")
+    unreadable.close(_reference(root / "di" / LAB))
+    unreadable.close(_reference(root / "eve"))
+    yield root
+    unreadable.open_again(root)
+
+
+def _grade_batch(root: Path, out: Path) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-m", "autograder", "grade-batch", str(root), "--csv", str(out / "grades.csv")]
+    return subprocess.run(
+        [*unreadable.prefix(), *command, "--step", "softmax", "-j", "2", "--no-progress"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=out,
+        env={**os.environ, "ATTNLAB_SECRET": "unreadable-test"},
+    )
+
+
+def _rows(path: Path) -> dict[str, dict[str, str]]:
+    with path.open(newline="", encoding="utf-8") as handle:
+        return {row["student_id"]: row for row in csv.DictReader(handle)}
+
+
+@pytest.mark.slow
+def test_unreadable_files_and_folders_are_rows_with_their_reason(class_folder: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    for attempt in ("first", "rerun"):
+        done = _grade_batch(class_folder, out)
+        assert done.returncode == 0, (attempt, done.stdout[-2000:], done.stderr[-3000:])
+        assert "Traceback" not in done.stderr, done.stderr[-3000:]
+        table = _rows(out / "grades.csv")
+        assert set(table) == {"ann", "bo", "cy", "di", "eve"}, attempt
+        assert table["ann"]["total"] == "10" and table["ann"]["reason"] == ""
+        # the unreadable reports/ costs only what needs it (not softmax), and the row says it was left out
+        assert table["bo"]["total"] == "10" and table["bo"]["status"] == "graded"
+        assert table["bo"]["reason"] == "graded without what could not be taken in: reports (unreadable)"
+        assert table["cy"]["softmax"] == "0" and "softmax.py (unreadable)" in table["cy"]["reason"]
+        assert table["di"]["status"] == "failed" and "may not read its folder lab07_attention" in table["di"]["reason"]
+        assert table["eve"]["status"] == "failed" and "could not be read (PermissionError" in table["eve"]["reason"]
+        feedback = (out / "graded" / "students" / "cy.json").read_text(encoding="utf-8")
+        assert "the grader may not read softmax.py in your hand-in" in feedback
+
+
+def test_the_intake_leaves_out_what_it_may_not_read(class_folder: Path, tmp_path: Path) -> None:
+    """In this process (root may read everything): the same hand-ins, read as the grader would, through a walk
+    that meets a PermissionError at each unreadable name."""
+    real = safefs.open_below
+
+    def denying(root: int, parts: tuple[str, ...]) -> int:
+        if parts and parts[-1] == "reports":
+            raise PermissionError(13, "Permission denied")
+        return real(root, parts)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(safefs, "open_below", denying)
+        taken = intake.take_in(class_folder / "bo", tmp_path / "copy", search=True)
+        fingerprint = intake.fingerprint(class_folder / "bo")
+    assert taken.ignored == (intake.Ignored("reports", safefs.UNREADABLE),)
+    assert (taken.folder / "softmax.py").is_file() and fingerprint != intake.fingerprint(class_folder / "bo")
+
+
+def test_a_folder_without_hand_ins_is_one_sentence_and_exit_2(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "files").mkdir()
+    (tmp_path / "files" / "notes.txt").write_text("no folders here", encoding="utf-8")
+    for folder in ("empty", "files"):
+        done = subprocess.run(
+            [sys.executable, "-m", "autograder", "grade-batch", folder, "--no-progress"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=tmp_path,
+        )
+        assert done.returncode == 2, done.stderr
+        assert done.stderr.strip().splitlines() == [
+            batch.NO_HAND_INS.format(folder=tmp_path / folder).join(["attnlab grade-batch: ", ""])
+        ]
+        assert not (tmp_path / "grades.csv").exists() and not (tmp_path / "graded").exists()
+
+
+def test_a_broken_gradescope_export_is_one_sentence(tmp_path: Path) -> None:
+    (tmp_path / "submission_1").mkdir()
+    (tmp_path / discover.GRADESCOPE_METADATA).write_text(":submitters: [unclosed", encoding="utf-8")
+    with pytest.raises(batch.BatchRefused, match=r"cannot read the Gradescope export.s submission_metadata\.yml"):
+        batch.found(tmp_path)
