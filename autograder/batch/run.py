@@ -28,6 +28,7 @@ the submissions folder is closed to other users while the batch runs: at the
 
 from __future__ import annotations
 
+import itertools
 import os
 import signal
 import threading
@@ -253,7 +254,7 @@ def run(options: BatchOptions) -> BatchRun:
 
                 with tqdm(total=len(todo) + len(failed) + len(refused), unit="student", desc="grading",
                           disable=not options.progress) as bar:  # fmt: skip
-                    for result in [*refused, *failed, *execute(todo, options, stop)]:
+                    for result in itertools.chain(refused, failed, execute(todo, options, stop)):  # as they come
                         results.append(_recorded(options.out, result))
                         tried += 1
                         bar.set_postfix_str(clean(result.student, 24), refresh=False)
@@ -274,13 +275,14 @@ def run(options: BatchOptions) -> BatchRun:
             public = options.hidden is None
             possible = sum(tasks.step(s).public_points if public else tasks.step(s).points for s in steps)
             csv = records.write_csv(options.csv, results, steps, possible)
-    whole = summary.summarise(results, flags)
+    whole = summary.ClassSummary(len(results), (), (), 0.0, 0.0)
     paths: dict[str, Path] = {}
-    if not stop.requested:
-        try:
+    try:
+        whole = summary.summarise(results, flags)
+        if not stop.requested:
             paths = summary.write(whole, options.out)
-        except Exception as error:  # the grades are written; the summary is a convenience
-            notes.append(NO_SUMMARY.format(error=_one_line(error)))
+    except Exception as error:  # the grades are written; the summary is a convenience
+        notes.append(NO_SUMMARY.format(error=_one_line(error)))
     return BatchRun(tuple(results), tried, len(kept), time.monotonic() - started, csv, paths, whole,
                     students=len(hand_ins), interrupted=interrupted(), notes=tuple(notes))  # fmt: skip
 
