@@ -119,3 +119,23 @@ def test_a_broken_gradescope_export_is_one_sentence(tmp_path: Path) -> None:
     (tmp_path / discover.GRADESCOPE_METADATA).write_text(":submitters: [unclosed", encoding="utf-8")
     with pytest.raises(batch.BatchRefused, match=r"cannot read the Gradescope export.s submission_metadata\.yml"):
         batch.found(tmp_path)
+
+
+def test_a_csv_that_cannot_be_written_is_one_sentence_and_exit_3(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from autograder import cli
+    from autograder.batch import records
+
+    (tmp_path / "submissions" / "ann").mkdir(parents=True)  # no lab files: a row, without starting a grader's work
+
+    def full(*_args: object, **_kwargs: object) -> Path:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(records, "write_csv", full)
+    monkeypatch.setenv("ATTNLAB_SECRET", "csv-test")
+    monkeypatch.setenv("ATTNLAB_WARM_GRADER", "0")  # one fresh grader: no server to start for one student
+    code = cli.main(["grade-batch", str(tmp_path / "submissions"), "--csv", str(tmp_path / "g.csv"), "--no-progress"])
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert code == 3 and lines[-1].startswith("attnlab grade-batch: the CSV ") and "No space left" in lines[-1]
+    assert "Traceback" not in "\n".join(lines) and (tmp_path / "graded" / "students" / "ann.json").is_file()

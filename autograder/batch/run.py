@@ -62,7 +62,7 @@ NOT_COMPARED = "the hand-ins could not be compared for review ({error}); the gra
 NO_SUMMARY = "the class summary could not be written ({error}); the grades are complete"
 NO_CSV = (
     "the CSV {csv} could not be written ({error}); every student's result is in {out}/students/, and the same "
-    "command writes the CSV without grading them again"
+    "command writes the CSV, grading again only the students not graded"
 )
 RAN = "this run tried {tried} (graded {graded}, not graded {failed}) and kept {kept} graded before"
 RATE = ", {rate:.1f} graded per minute"
