@@ -139,3 +139,39 @@ def test_a_csv_that_cannot_be_written_is_one_sentence_and_exit_3(
     lines = capsys.readouterr().err.strip().splitlines()
     assert code == 3 and lines[-1].startswith("attnlab grade-batch: the CSV ") and "No space left" in lines[-1]
     assert "Traceback" not in "\n".join(lines) and (tmp_path / "graded" / "students" / "ann.json").is_file()
+
+
+@pytest.mark.slow
+def test_the_gradescope_runner_grades_what_it_can_read(tmp_path: Path) -> None:
+    """The Gradescope runner, in Gradescope's layout, on a hand-in with a mode-000 module and reports/ folder:
+    results.json grades what it could read, and says what it could not."""
+    import json
+
+    from autograder.gradescope import runner
+
+    root = tmp_path / "gradescope"
+    for folder in ("solutions", "hidden"):
+        shutil.copytree(kit.ROOT / folder / LAB, root / "source" / runner.KIT / folder / LAB,
+                        ignore=shutil.ignore_patterns("__pycache__"))  # fmt: skip
+    settings = {"secret": "gradescope-test", "steps": ["softmax", "mask"]}
+    (root / "source" / runner.SETTINGS).write_text(json.dumps(settings), encoding="utf-8")
+    lab = _reference(root / "submission" / LAB)
+    (root / "results").mkdir()
+    unreadable.close(lab / "mask.py")
+    unreadable.close(lab / "reports")
+    try:
+        done = subprocess.run(
+            [*unreadable.prefix(), sys.executable, "-I", "-c", "from autograder.gradescope.runner import main; main()"],
+            capture_output=True, text=True, timeout=600, cwd=tmp_path, env={**os.environ, runner.ENV_ROOT: str(root)},
+        )  # fmt: skip
+    finally:
+        unreadable.open_again(root / "submission")
+    assert done.returncode == 0, done.stderr[-3000:]
+    document = json.loads((root / "results" / "results.json").read_text(encoding="utf-8"))
+    softmax = [t for t in document["tests"] if t["name"].startswith("Softmax")]
+    mask = [t for t in document["tests"] if t["name"].startswith("Causal mask")]
+    assert softmax and all(t["score"] == t["max_score"] for t in softmax), softmax
+    assert mask and all(t["score"] == 0 for t in mask if t["max_score"])
+    said = [t["output"].replace("\\", "") for t in mask]  # Markdown, escaped
+    assert any("the grader may not read mask.py in your hand-in" in text for text in said), said[0]
+    assert "reports was left out of your hand-in: the grader may not read it" in document["output"].replace("\\", "")

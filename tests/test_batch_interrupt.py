@@ -138,3 +138,36 @@ def test_an_interrupted_batch_on_a_dask_cluster_stops_too(tmp_path: Path, monkey
         graders = [p for p in _none_left(tmp) if "autograder" in p]  # the workers themselves are the test's
     assert not graders, graders
     _assert_stopped(done, out)
+
+
+@pytest.mark.slow
+def test_a_batch_that_ends_leaves_another_batchs_gradings_alone(tmp_path: Path) -> None:
+    """Two batches share this machine's warm grading server; the one that ends stops it, and the other's gradings
+    running at that moment finish on the fork server they started with, unharmed."""
+    import threading
+
+    from autograder.batch import run as batch
+    from autograder.sandbox.client import Limits
+    from autograder.warm import client
+    from autograder.warm import job as warm_job
+    from tests.test_batch import options
+
+    slow = shutil.copytree(kit.SOLUTIONS, tmp_path / "slow" / "ann" / LAB, ignore=shutil.ignore_patterns("__pycache__"))
+    (slow / "mask.py").write_text((slow / "mask.py").read_text("utf-8") + "\nimport time\n\ntime.sleep(20)\n", "utf-8")
+    shutil.copytree(kit.SOLUTIONS, tmp_path / "fast" / "bo" / LAB, ignore=shutil.ignore_patterns("__pycache__"))
+    limits = Limits(call_timeout_s=60, import_timeout_s=60)
+    done: dict[str, batch.BatchRun] = {}
+    slow_batch = options(tmp_path / "slow", tmp_path / "a", steps=("mask",), limits=limits)
+    long = threading.Thread(target=lambda: done.update(slow=batch.run(slow_batch)))
+    long.start()
+    socket = client.socket_path(warm_job.HANDLER)
+    deadline = time.monotonic() + WAIT_S
+    while not socket.exists() and long.is_alive():  # the slow batch's grading has begun
+        assert time.monotonic() < deadline, "the slow batch started no grading server"
+        time.sleep(0.2)
+    time.sleep(2)
+    short = batch.run(options(tmp_path / "fast", tmp_path / "b", steps=("softmax",)))  # ends, stopping the server
+    assert long.is_alive(), "the slow batch ended first: nothing was tested"
+    long.join(timeout=600)
+    assert _rows(short.csv)["bo"]["total"] == "10"
+    assert _rows(done["slow"].csv)["ann"]["total"] == "14", _rows(done["slow"].csv)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator
+from typing import Any
 
 from autograder.batch import records
 from autograder.batch.job import GRADER_FAILED, Job, Result, grade
@@ -38,8 +39,8 @@ def execute(jobs: list[Job], address: str, stop: warm.Stop | None = None) -> Ite
     from distributed import Client, wait
 
     stop = stop or warm.Stop()
-    pending: set = set()
-    futures: dict = {}
+    pending: set[Any] = set()
+    futures: dict[Any, Job] = {}
     try:
         client = Client(scheduler_file=address) if address.endswith(".json") else Client(address)
     except Exception as error:
@@ -69,7 +70,7 @@ def execute(jobs: list[Job], address: str, stop: warm.Stop | None = None) -> Ite
             _end(client, pending, stop.requested)
 
 
-def _end(client, pending: set, interrupted: bool) -> None:  # client: distributed.Client
+def _end(client: Any, pending: set[Any], interrupted: bool) -> None:  # a distributed.Client and its futures
     """Cancel the jobs not finished; after an interrupt, interrupt the gradings running on the workers; stop every
     worker's warm grading server. A worker gone is skipped (its server stops itself when idle)."""
     try:
@@ -82,7 +83,7 @@ def _end(client, pending: set, interrupted: bool) -> None:  # client: distribute
         pass
 
 
-def _result(future, each: Job) -> Result:  # future: distributed.Future
+def _result(future: Any, each: Job) -> Result:  # a distributed.Future
     try:
         return future.result()
     except Exception as error:  # KilledWorker after the scheduler's retries, a job that kept raising

@@ -12,11 +12,15 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from autograder import engine, isolated, tasks
 from autograder.cli.common import EXIT_INTERNAL, EXIT_OK, INSTRUCTOR, internal_error, usage_error
 from autograder.kit import Kit
 from autograder.text import clean
+
+if TYPE_CHECKING:  # the batch's modules load only when the command runs
+    from autograder.batch.run import BatchOptions, BatchRun
 
 NAME, AUDIENCE = "grade-batch", INSTRUCTOR
 HELP = "grade every submission of a folder in parallel: CSV, results and feedback per student, class summary"
@@ -173,7 +177,7 @@ def run(args: argparse.Namespace) -> int:
     return report(done, options)
 
 
-def report(done, options) -> int:  # (batch.BatchRun, batch.BatchOptions): the batch's words and its exit status
+def report(done: BatchRun, options: BatchOptions) -> int:
     """Print what the batch did; its exit status: 0, 3 when the grader failed on a student, 128 + the signal's
     number after an interrupt."""
     from autograder.batch import run as batch

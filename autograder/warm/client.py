@@ -32,6 +32,7 @@ from autograder.text import clean
 from autograder.warm.address import WarmUnavailable, enabled, private_folder, socket_path
 
 START_TIMEOUT_S = 60.0
+START_LOCK = "start.lock"  # beside the socket: one server start at a time
 MAX_REPLY = 256 << 20
 SERVER = "autograder.warm.server"
 
@@ -238,7 +239,18 @@ def _connect(path: Path) -> socket.socket | None:
 
 
 def _start_and_connect(path: Path, handler: str) -> socket.socket:
-    """Start a detached server on ``path`` and connect once it listens."""
+    """Start a detached server on ``path`` and connect once it listens. One start at a time (a lock file beside the
+    socket, shared by every thread and process of this user): a second caller connects to the server the first
+    started instead of replacing its socket and leaving it running unreachable."""
+    import fcntl  # POSIX, as the warm server is (enabled() needs os.fork)
+
+    with open(path.with_name(START_LOCK), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        connection = _connect(path)  # started by another caller while this one waited
+        return connection if connection is not None else _start(path, handler)
+
+
+def _start(path: Path, handler: str) -> socket.socket:
     path.unlink(missing_ok=True)
     subprocess.Popen(
         isolated.command(SERVER, "serve", str(path), handler),
