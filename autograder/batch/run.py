@@ -70,6 +70,10 @@ STOPPED = (
     "interrupted: {csv} holds the {finished} of {students} students finished ({graded} graded); run the same "
     "command again to grade the other {left} (those graded are kept)"
 )
+STOPPED_AT_ONCE = (
+    "interrupted twice: stopped at once; each student graded is in {out}/students/, and the same command writes "
+    "the CSV and grades the others"
+)
 POLL_S = 0.2  # how often the coordinator looks for an interrupt while it waits for the graders
 STOP_GRACE_S = 5.0  # after an interrupt, the graders' time to tear their sandboxes down before they are killed
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -301,11 +305,12 @@ def _compared(jobs: list[Job], options: BatchOptions, notes: list[str]) -> tuple
 def _interrupts(stop: client.Stop) -> Iterator[Callable[[], int | None]]:
     """While the block runs on the main thread, ``SIGINT`` and ``SIGTERM`` use ``stop`` (the coordinator sees it
     within :data:`POLL_S`) instead of raising wherever the main thread is; yields a function that tells which
-    signal came (None: none). A second signal raises KeyboardInterrupt."""
+    signal came (None: none). A second signal kills the graders and raises KeyboardInterrupt."""
     received: list[int] = []
 
     def handler(number: int, _frame: object) -> None:
-        if received:
+        if received:  # a second one: the graders killed, no waiting
+            stop.kill()
             raise KeyboardInterrupt
         received.append(number)
         stop.request()  # only a flag: the coordinator's loop interrupts the graders

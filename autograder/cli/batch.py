@@ -23,6 +23,7 @@ if TYPE_CHECKING:  # the batch's modules load only when the command runs
     from autograder.batch.run import BatchOptions, BatchRun
 
 NAME, AUDIENCE = "grade-batch", INSTRUCTOR
+EXIT_INTERRUPTED = 128 + 2  # after SIGINT (128 + the signal's number after another)
 HELP = "grade every submission of a folder in parallel: CSV, results and feedback per student, class summary"
 
 
@@ -174,6 +175,9 @@ def run(args: argparse.Namespace) -> int:
         return usage_error(NAME, str(error))
     except OSError as error:  # the CSV itself could not be written: every student's result is on disk
         return internal_error(NAME, batch.NO_CSV.format(csv=csv, out=options.out, error=clean(str(error), 300)))
+    except KeyboardInterrupt:  # a second interrupt: stopped at once
+        print(f"attnlab {NAME}: {batch.STOPPED_AT_ONCE.format(out=options.out)}", file=sys.stderr)
+        return EXIT_INTERRUPTED
     return report(done, options)
 
 

@@ -80,7 +80,7 @@ class Stop:
 
     def __init__(self) -> None:
         self._requested = threading.Event()
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # reentrant: a signal handler on the thread holding it may kill too
         self._groups: set[int] = set()
 
     @property
