@@ -195,8 +195,9 @@ def outcome_of(reply: Any) -> Outcome:
 
 # -- the warm server -------------------------------------------------------------------------
 def _warm(
-    handler: str, request: dict, scope: Path | None, deadline_s: float, stop_grace_s: float, stop: Stop
+    handler: str, request: dict, scope: Path | None, deadline_s: float, stop_grace_s: float, stop: Stop | None = None
 ) -> Outcome:
+    stop = stop or Stop()
     path = socket_path(handler, scope)
     private_folder(path)
     connection = _connect(path) or _start_and_connect(path, handler)
@@ -290,12 +291,13 @@ def signal_group(pid: int, number: int) -> None:
 
 
 # -- a fresh grader process --------------------------------------------------------------------
-def _fresh(handler: str, request: dict, deadline_s: float, stop_grace_s: float, stop: Stop) -> Outcome:
+def _fresh(handler: str, request: dict, deadline_s: float, stop_grace_s: float, stop: Stop | None = None) -> Outcome:
     """Grade in a fresh ``python -I`` from a temporary folder (the submission is never on its path).
 
     The request goes on the grader's standard input, not its command line, which any process of the machine
     may read in ``/proc`` (it can hold the hidden inputs' seed).
     """
+    stop = stop or Stop()
     with tempfile.TemporaryDirectory(prefix="attnlab-grade-") as work:
         process = subprocess.Popen(
             isolated.command(SERVER, "grade_once", handler),
