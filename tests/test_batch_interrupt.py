@@ -19,16 +19,30 @@ import pytest
 from tests import kit
 
 LAB = "lab07_attention"
-SLOW_S = 300  # the slow student's import sleeps this long (the sandbox stops it sooner: 30 s a step)
+SLOW_S = 300  # the slow student's softmax sleeps this long at every call
 WAIT_S = 300  # for the fast student's result, on a loaded machine
 
 
+SLOW = f"""
+
+_softmax = softmax
+
+
+def softmax(*args, **kwargs):
+    import time
+
+    time.sleep({SLOW_S})
+    return _softmax(*args, **kwargs)
+"""
+
+
 def _class(root: Path) -> Path:
-    """Two students: ann (the reference), and slow (whose softmax.py sleeps at import)."""
+    """Two students: ann (the reference), and slow (whose softmax sleeps at every call: the batch's command line
+    gives a call that long)."""
     shutil.copytree(kit.SOLUTIONS, root / "ann" / LAB, ignore=shutil.ignore_patterns("__pycache__"))
     slow = shutil.copytree(kit.SOLUTIONS, root / "slow" / LAB, ignore=shutil.ignore_patterns("__pycache__"))
     softmax = slow / "softmax.py"
-    softmax.write_text(softmax.read_text("utf-8") + f"\nimport time\n\ntime.sleep({SLOW_S})\n", encoding="utf-8")
+    softmax.write_text(softmax.read_text("utf-8") + SLOW, encoding="utf-8")
     return root
 
 
