@@ -47,8 +47,16 @@ def _grade_batch(root: Path, out: Path) -> subprocess.CompletedProcess:
         text=True,
         timeout=600,
         cwd=out,
-        env={**os.environ, "ATTNLAB_SECRET": "unreadable-test"},
+        # its own temporary folder: its own warm server, started without root's right to read mode 000 (a server
+        # another test started as full root could read what this batch may not)
+        env={**os.environ, "ATTNLAB_SECRET": "unreadable-test", "TMPDIR": str(_own_tmp(out))},
     )
+
+
+def _own_tmp(out: Path) -> Path:
+    tmp = out.parent / "tmp"
+    tmp.mkdir(exist_ok=True)
+    return tmp
 
 
 def _rows(path: Path) -> dict[str, dict[str, str]]:
