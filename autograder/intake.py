@@ -11,7 +11,9 @@ copy the engine makes with :func:`take_in`, never the hand-in itself:
   descriptor without following a link (:mod:`autograder.safefs`); only regular
   files and folders are taken. A symbolic link, FIFO, device or socket is never
   followed, opened or written through: it becomes an :class:`Ignored` fact of
-  the report, and the check that needed it says why it was missing;
+  the report, and the check that needed it says why it was missing; so does a
+  file or folder the grader's user may not read (a zip's mode-000 folder):
+  whatever a hand-in holds, the rest of it is graded;
 - limits: :data:`MAX_DEPTH` folders deep, :data:`MAX_FILES` names, :data:`MAX_BYTES`
   bytes in all; past one, :class:`HandInRefused` (one sentence, never a traceback);
 - folders zips, editors and virtual environments add (``__MACOSX``,
@@ -55,7 +57,8 @@ Exclude = Callable[[tuple[str, ...], safefs.Entry], bool]  # (relative path, wha
 @dataclass(frozen=True)
 class Ignored:
     """A name of the hand-in the grader did not take: ``path`` (relative, ``/``-separated, control characters
-    escaped) is a ``kind`` (:data:`autograder.safefs.LINK`, ``FIFO``, ``DEVICE``, ``SOCKET``, ``OTHER``)."""
+    escaped) is a ``kind`` (:data:`autograder.safefs.LINK`, ``FIFO``, ``DEVICE``, ``SOCKET``, ``OTHER``), or
+    :data:`autograder.safefs.UNREADABLE` (the grader's user may not read it)."""
 
     path: str
     kind: str
@@ -175,11 +178,17 @@ def _walk(
         except safefs.NotPlain as error:  # a folder swapped for a link after it was listed
             budget.ignored.append(Ignored(shown((*prefix, *parts)), error.kind))
             continue
+        except OSError:  # a folder the grader's user may not open (a zip's mode-000 folder): left out, said
+            budget.ignored.append(Ignored(shown((*prefix, *parts)), safefs.UNREADABLE))
+            continue
         with safefs.opened(folder):
             try:
                 names = safefs.entries(folder, MAX_FILES + 1)
             except safefs.TooBig:
                 raise HandInRefused(TOO_MANY, MAX_FILES, shown((*prefix, *parts))) from None
+            except OSError:  # opened but not listable (read without search permission)
+                budget.ignored.append(Ignored(shown((*prefix, *parts)), safefs.UNREADABLE))
+                continue
             later = []
             for entry in names:
                 here = (*parts, entry.name)
@@ -204,6 +213,9 @@ def _walk(
                         continue
                     except safefs.TooBig:
                         raise HandInRefused(TOO_LARGE, MAX_BYTES, shown((*prefix, *here))) from None
+                    except OSError:  # a file the grader's user may not read (mode 000)
+                        budget.ignored.append(Ignored(shown((*prefix, *here)), safefs.UNREADABLE))
+                        continue
                     budget.spend((*prefix, *here), len(data) - entry.size)  # it grew since it was listed
                     sink.file(here, data)
             pending.extend(reversed(later))
@@ -278,6 +290,7 @@ def _take_report(top: int, copy: int, located: submission.Located, budget: _Budg
     except safefs.TooBig:
         raise HandInRefused(TOO_LARGE, MAX_BYTES, shown(parts)) from None
     except OSError:
+        budget.ignored.append(Ignored(shown(parts), safefs.UNREADABLE))
         return
     budget.spend(parts, len(data))
     _write_missing(copy, submission.REPORT, data)

@@ -208,6 +208,10 @@ NOT_TAKEN_IN = N_(
     "could not run: {file} in your hand-in is {what}, and the grader takes in only regular files and folders "
     "(links are not followed); hand in the file itself"
 )
+NOT_TAKEN_IN_UNREADABLE = N_(
+    "could not run: the grader may not read {file} in your hand-in (its permissions deny reading it); hand it in "
+    "again readable"
+)
 WROTE_TOO_MUCH = N_("wrote more than {limit} MiB into its working folder and temporary folders, and was stopped")
 SIGNAL_MEANINGS = {
     "SIGSEGV": N_("segmentation fault"),
@@ -283,6 +287,8 @@ def _predicate(outcome: outcomes.Failure, function: str) -> str:
         return _(TOO_LARGE).format(limit=f"{outcome.limit_bytes / (1 << 20):g}")
     if isinstance(outcome, outcomes.TooMuchOutput):
         return counted(TOO_MUCH_OUTPUT, outcome.chars).format(count=outcome.chars, limit=outcome.limit_chars)
+    if isinstance(outcome, outcomes.NotTakenIn) and outcome.what == safefs.UNREADABLE:
+        return _(NOT_TAKEN_IN_UNREADABLE).format(file=outcome.file)
     if isinstance(outcome, outcomes.NotTakenIn):
         return _(NOT_TAKEN_IN).format(file=outcome.file, what=_(LEFT_OUT_KINDS.get(outcome.what, LEFT_OUT_OTHER)))
     if isinstance(outcome, outcomes.WroteTooMuch):
@@ -337,6 +343,10 @@ LEFT_OUT_NOTE = N_(
     "{file} was left out of your hand-in: it is {what}, and the grader takes in only regular files and folders "
     "(links are not followed)"
 )
+LEFT_OUT_UNREADABLE = N_(
+    "{file} was left out of your hand-in: the grader may not read it (its permissions deny reading, as a zip can "
+    "store them); hand it in again readable"
+)
 HAND_IN_TOO_DEEP = Nn_(
     "Your hand-in was not graded: its folders are nested more than {limit} level deep ({path}). Hand in the lab "
     "folder itself.",
@@ -357,7 +367,9 @@ HAND_IN_UNREADABLE = N_("Your hand-in could not be read ({detail}).")
 
 
 def left_out(path: str, kind: str) -> str:
-    """The note of a name the intake left out (``kind``: ``"link"``, ``"fifo"``, ...)."""
+    """The note of a name the intake left out (``kind``: ``"link"``, ``"fifo"``, ..., ``"unreadable"``)."""
+    if kind == safefs.UNREADABLE:
+        return _(LEFT_OUT_UNREADABLE).format(file=path)
     return _(LEFT_OUT_NOTE).format(file=path, what=_(LEFT_OUT_KINDS.get(kind, LEFT_OUT_OTHER)))
 
 

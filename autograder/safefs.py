@@ -36,8 +36,10 @@ NEW_FILE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | O_NOFOLLOW | O_CLOEXEC
 RELATIVE = os.open in os.supports_dir_fd and os.stat in os.supports_dir_fd  # POSIX; not Windows
 CHUNK = 1 << 20
 
-# What a name in a hand-in can be besides a folder or a regular file (stable ids, for reports and messages).
+# What a name in a hand-in can be besides a folder or a regular file (stable ids, for reports and messages), and a
+# folder or file the grader's user may not open or list (a zip's mode-000 folder): left out too, never a failure.
 LINK, FIFO, DEVICE, SOCKET, OTHER = "link", "fifo", "device", "socket", "other"
+UNREADABLE = "unreadable"
 
 
 class NotPlain(OSError):

@@ -45,6 +45,11 @@ NO_FILES = N_(
     "No lab files were found in the submission: hand in the lab's modules ({files}, ...) at its top or in one "
     "folder, or a notebook whose %%writefile cells write them."
 )
+UNREADABLE_HAND_IN = N_("The hand-in could not be read ({error}), so nothing of it was graded.")
+UNREADABLE_FOLDER = N_(
+    "No lab files were found in the submission, and the grader may not read its folder {name} ({error}): hand it "
+    "in again readable."
+)
 UNREADABLE_NOTEBOOK = N_("The notebook {name} could not be read ({error}), and no lab files were found beside it.")
 
 
@@ -83,10 +88,13 @@ def locate(root: Path) -> Located:
     root = Path(root)
     try:
         top = safefs.open_root(root)
-    except OSError:
+    except FileNotFoundError:
         return Located(problem=_(NO_FILES).format(files=", ".join(MODULE_FILES[:3])))
+    except OSError as error:
+        return Located(problem=_(UNREADABLE_HAND_IN).format(error=_error(error)))
+    unreadable: list[tuple[tuple[str, ...], OSError]] = []
     with safefs.opened(top):
-        listed = _folders(top)
+        listed = _folders(top, unreadable)
         ranked = sorted(listed, key=lambda item: (-_count(item[1]), len(item[0]), item[0]))
         if ranked and _count(ranked[0][1]):
             relative = ranked[0][0]
@@ -114,7 +122,15 @@ def locate(root: Path) -> Located:
                     )
     if best is not None:
         return best
+    if not problems and unreadable:
+        name, error = unreadable[0]
+        problems.append(_(UNREADABLE_FOLDER).format(name=clean("/".join(name) or ".", 120), error=_error(error)))
     return Located(problem=problems[0] if problems else _(NO_FILES).format(files=", ".join(MODULE_FILES[:3])))
+
+
+def _error(error: OSError) -> str:
+    """An error of the file system in a few words (``PermissionError: Permission denied``), never a full path."""
+    return clean(f"{type(error).__name__}: {error.strerror or error}", 200)
 
 
 def located_at(folder: Path) -> Located:
@@ -178,9 +194,12 @@ def data_files(folder: Path) -> list[Path]:
     return sorted(path for pattern in DATA_FILES for path in Path(folder).glob(pattern) if path.is_file())
 
 
-def _folders(top: int) -> list[tuple[tuple[str, ...], list[safefs.Entry]]]:
+def _folders(
+    top: int, unreadable: list[tuple[tuple[str, ...], OSError]] | None = None
+) -> list[tuple[tuple[str, ...], list[safefs.Entry]]]:
     """``(relative path, names)`` of the root and its folders down to :data:`MAX_DEPTH`, without the ones zips and
-    editors add, hidden ones or links (each opened by descriptor, never followed)."""
+    editors add, hidden ones or links (each opened by descriptor, never followed); the folders the grader's user may
+    not read go into ``unreadable`` with their error."""
     found: list[tuple[tuple[str, ...], list[safefs.Entry]]] = []
     level: list[tuple[str, ...]] = [()]
     for _depth in range(MAX_DEPTH + 1):
@@ -191,8 +210,14 @@ def _folders(top: int) -> list[tuple[tuple[str, ...], list[safefs.Entry]]]:
             try:
                 with safefs.opened(safefs.open_below(top, parts)) as folder:
                     names = safefs.entries(folder, MAX_LISTED)
-            except OSError:
-                continue  # unreadable, too full, or swapped for a link: not where the lab's files are
+            except safefs.NotPlain:
+                continue  # swapped for a link: not where the lab's files are
+            except safefs.TooBig:
+                continue  # too full to be the lab's folder
+            except OSError as error:
+                if unreadable is not None:
+                    unreadable.append((parts, error))
+                continue
             found.append((parts, names))
             below += [
                 (*parts, entry.name)

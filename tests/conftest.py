@@ -40,6 +40,7 @@ SECOND_TIER = {
     "tests/test_nbgrader_exchange.py": "nbgrader's exchange with students' accounts, formgrader in chromium",
     "tests/test_batch.py::test_a_dask_cluster_that_loses_a_worker_gives_the_same_csv": "a Dask LocalCluster",
     "tests/test_batch_similarity.py::test_grade_batch_on_a_dask_cluster_flags_the_copies": "a Dask LocalCluster",
+    "tests/test_batch_interrupt.py::test_an_interrupted_batch_on_a_dask_cluster_stops_too": "a Dask LocalCluster",
     "fixture:student_python": "a virtual environment installed from the course lock by the Gradescope setup.sh",
 }
 TIERS = ("1", "2", "all")

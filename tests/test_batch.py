@@ -20,8 +20,6 @@ from autograder.batch import discover, records, summary
 from autograder.batch import run as batch
 from autograder.batch.job import Result
 from autograder.report import serialize
-from autograder.warm import client
-from autograder.warm import job as warm_job
 from tests import kit
 
 LAB = tasks.LAB
@@ -147,7 +145,6 @@ def local_run(submissions: Path, tmp_path_factory: pytest.TempPathFactory):
     out = tmp_path_factory.mktemp("local")
     done = batch.run(options(submissions, out))
     yield out, done
-    client.stop(warm_job.HANDLER)
 
 
 @pytest.mark.slow
@@ -190,16 +187,16 @@ def _lost(out: Path, students: list[str]) -> dict[str, list[str]]:
 def test_a_batch_resumes_and_force_grades_again(local_run, submissions: Path, tmp_path: Path) -> None:
     out, first = local_run
     again = batch.run(options(submissions, out))
-    assert again.skipped == 6 and again.graded_now == 1  # only the student without a report is tried again
+    assert again.kept == 6 and again.tried_now == 1 and again.graded_now == 0  # the student without files, again
     assert rows(out / "grades.csv") == rows(first.csv)
     copy = tmp_path / "copy"
     shutil.copytree(submissions, copy)
     shutil.copytree(out / "graded", tmp_path / "out" / "graded")
     (copy / "stub" / LAB / "softmax.py").write_text((kit.SOLUTIONS / "softmax.py").read_text("utf-8"), "utf-8")
     changed = batch.run(options(copy, tmp_path / "out"))
-    assert changed.graded_now == 2 and rows(changed.csv)["stub"]["softmax"] == f"{tasks.step('softmax').points:g}"
+    assert changed.tried_now == 2 and rows(changed.csv)["stub"]["softmax"] == f"{tasks.step('softmax').points:g}"
     forced = batch.run(options(copy, tmp_path / "out", force=True))
-    assert forced.graded_now == 7 and forced.skipped == 0
+    assert forced.tried_now == 7 and forced.graded_now == 6 and forced.kept == 0
 
 
 @pytest.mark.slow

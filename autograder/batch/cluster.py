@@ -16,13 +16,18 @@ from __future__ import annotations
 
 import json
 import socket
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 from autograder.batch import records
 from autograder.batch.job import GRADER_FAILED, Job, Result, grade
 from autograder.text import clean
+from autograder.warm import client as warm
+from autograder.warm import job as warm_job
 
 RETRIES = 2  # a job that raised on a worker is run again this many times (a lost worker is rescheduled anyway)
 LOST = "the cluster could not grade this submission ({error})"
@@ -77,24 +82,103 @@ def reachable(address: str, seconds: float) -> str:
     return target
 
 
-def execute(jobs: list[Job], address: str) -> Iterator[Result]:
-    """The jobs' results as they finish on the cluster at ``address``."""
-    from distributed import Client, as_completed
+POLL_S = 0.2  # how often the coordinator looks at the batch's stop switch while it waits
+STOP_GRACE_S = 5.0  # on a worker, after an interrupt: the graders' time to tear their sandboxes down
 
-    client = Client(scheduler_file=address) if address.endswith(".json") else Client(address)
+
+def execute(jobs: list[Job], address: str, stop: warm.Stop | None = None) -> Iterator[Result]:
+    """The jobs' results as they finish on the cluster at ``address``. Once ``stop`` is used, the jobs not finished
+    are cancelled and the gradings running on the workers interrupted, and this ends. When it ends, the warm
+    grading server of every worker is stopped. A cluster that cannot be reached, or is lost, gives every job not
+    finished a row saying so (the grader's failure), never an exception."""
+    from distributed import Client, wait
+
+    stop = stop or warm.Stop()
+    pending: set[Any] = set()
+    futures: dict[Any, Job] = {}
+    try:
+        client = Client(scheduler_file=address) if address.endswith(".json") else Client(address)
+    except Exception as error:
+        yield from (_lost(each, error) for each in jobs)
+        return
     with client:
-        futures = {
-            client.submit(
-                grade, each, key=f"attnlab-{records.file_stem(each.student)}-{each.digest[:12]}", retries=RETRIES
-            ): each
-            for each in jobs
-        }
-        for future in as_completed(futures):
-            each = futures[future]
-            try:
-                yield future.result()
-            except Exception as error:  # KilledWorker after the scheduler's retries, a job that kept raising
-                lost = type(error).__name__ == "KilledWorker"
-                detail = clean(f"{type(error).__name__}: {error}", 300)
-                reason = LOST.format(error=detail) if lost else GRADER_FAILED.format(detail=detail)
-                yield Result(each.student, each.digest, reason=reason, grader_failed=True)
+        try:
+            futures = {
+                client.submit(
+                    grade_on_worker, each, key=f"attnlab-{records.file_stem(each.student)}-{each.digest[:12]}",
+                    retries=RETRIES,
+                ): each
+                for each in jobs
+            }  # fmt: skip
+            pending = set(futures)
+            while pending and not stop.requested:
+                try:
+                    done, pending = wait(pending, timeout=POLL_S, return_when="FIRST_COMPLETED")
+                except TimeoutError:
+                    continue
+                for future in done:
+                    yield _result(future, futures[future])
+        except Exception as error:  # the scheduler lost mid-batch: the jobs not finished are said, not raised
+            yield from (_lost(futures[future], error) for future in pending)
+            pending = set()
+        finally:
+            _end(client, pending, stop.requested)
+
+
+def _end(client: Any, pending: set[Any], interrupted: bool) -> None:  # a distributed.Client and its futures
+    """Cancel the jobs not finished; after an interrupt, interrupt the gradings running on the workers; stop every
+    worker's warm grading server. A worker gone is skipped (its server stops itself when idle)."""
+    try:
+        if pending:
+            client.cancel(list(pending))
+        if interrupted:
+            client.run(_interrupt_on_worker)
+        client.run(_stop_warm_server)
+    except Exception:
+        pass
+
+
+def _result(future: Any, each: Job) -> Result:  # a distributed.Future
+    try:
+        return future.result()
+    except Exception as error:  # KilledWorker after the scheduler's retries, a job that kept raising
+        lost = type(error).__name__ == "KilledWorker"
+        detail = clean(f"{type(error).__name__}: {error}", 300)
+        reason = LOST.format(error=detail) if lost else GRADER_FAILED.format(detail=detail)
+        return Result(each.student, each.digest, reason=reason, grader_failed=True)
+
+
+def _lost(each: Job, error: BaseException) -> Result:
+    return Result(each.student, each.digest, reason=LOST.format(error=clean(f"{type(error).__name__}: {error}", 300)),
+                  grader_failed=True)  # fmt: skip
+
+
+# -- on a worker -------------------------------------------------------------------------------------------------
+_running = warm.Stop()  # the gradings this worker process runs, so that an interrupted batch can stop them
+_lock = threading.Lock()
+
+
+def grade_on_worker(job: Job) -> Result:
+    """On a worker: :func:`autograder.batch.job.grade`, its grader interruptible by :func:`_interrupt_on_worker`."""
+    with _lock:
+        stop = _running
+    return grade(job, stop)
+
+
+def _interrupt_on_worker() -> int:
+    """On a worker: interrupt the gradings it runs (a later batch's are not: they get a new switch); how many."""
+    global _running
+    with _lock:
+        stop, _running = _running, warm.Stop()
+    stop.now()
+    deadline = time.monotonic() + STOP_GRACE_S
+    while stop.running() and time.monotonic() < deadline:
+        time.sleep(POLL_S / 4)
+    count = stop.running()
+    stop.kill()
+    return count
+
+
+def _stop_warm_server() -> bool:
+    """On a worker: stop the warm grading server of its machine (run by ``Client.run`` on every worker)."""
+    return warm.stop(warm_job.HANDLER)

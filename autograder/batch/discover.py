@@ -18,11 +18,22 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from autograder import safefs
 from autograder.submission import SKIPPED
-from autograder.text import escape_controls
+from autograder.text import clean, escape_controls
 
 GRADESCOPE_METADATA = "submission_metadata.yml"
 NBGRADER_SUBMITTED = "submitted"
+MAX_SUBMISSIONS = 100_000  # names read from the submissions folder
+MAX_METADATA_BYTES = 64 << 20
+UNLISTABLE = "cannot list the submissions in {folder} ({error})"
+BAD_METADATA = (
+    "cannot read the Gradescope export's {file} ({error}); fix it, or move it away to name students by their folders"
+)
+
+
+class NotListable(Exception):
+    """The submissions folder (or its Gradescope metadata) cannot be read: the message says why, in one sentence."""
 
 
 @dataclass(frozen=True)
@@ -34,23 +45,49 @@ class Submission:
 
 
 def discover(folder: Path) -> list[Submission]:
-    """The submissions in ``folder``, sorted by student id; a student who appears twice keeps the last folder."""
+    """The submissions in ``folder``, sorted by student id; a student who appears twice keeps the last folder.
+
+    The folder is listed by descriptor, each name as ``lstat`` sees it (a link is no submission, and a student's
+    folder is never opened here: what it holds is each student's own pass). :class:`NotListable` when the folder
+    itself, or an export's metadata, cannot be read.
+    """
     folder = Path(folder)
-    if (folder / NBGRADER_SUBMITTED).is_dir():
+    names = _listing(folder)
+    if any(e.name == NBGRADER_SUBMITTED and e.folder and e.kind is None for e in names):
         folder = folder / NBGRADER_SUBMITTED
-    names = _gradescope_names(folder / GRADESCOPE_METADATA) if (folder / GRADESCOPE_METADATA).is_file() else {}
+        names = _listing(folder)
+    metadata = next((e for e in names if e.name == GRADESCOPE_METADATA and not e.folder and e.kind is None), None)
+    ids = _gradescope_names(folder / GRADESCOPE_METADATA) if metadata is not None else {}
     found = {}
-    for child in sorted(folder.iterdir()):
-        if child.is_dir() and not child.is_symlink() and child.name not in SKIPPED and not child.name.startswith("."):
-            found[escape_controls(names.get(child.name, child.name))] = child
+    for entry in names:
+        if entry.folder and entry.kind is None and entry.name not in SKIPPED and not entry.name.startswith("."):
+            found[escape_controls(ids.get(entry.name, entry.name))] = folder / entry.name
     return [Submission(student, path) for student, path in sorted(found.items())]
+
+
+def _listing(folder: Path) -> list[safefs.Entry]:
+    try:
+        with safefs.opened(safefs.open_root(folder)) as fd:
+            return safefs.entries(fd, MAX_SUBMISSIONS)
+    except OSError as error:
+        detail = f"more than {MAX_SUBMISSIONS} names" if isinstance(error, safefs.TooBig) else _why(error)
+        raise NotListable(UNLISTABLE.format(folder=clean(str(folder), 300), error=detail)) from None
+
+
+def _why(error: BaseException) -> str:
+    return clean(f"{type(error).__name__}: {getattr(error, 'strerror', None) or error}", 200)
 
 
 def _gradescope_names(metadata: Path) -> dict[str, str]:
     """Folder name -> student id, from a Gradescope export's metadata (PyYAML, which Jupyter already needs)."""
     import yaml
 
-    data = yaml.safe_load(metadata.read_text(encoding="utf-8")) or {}
+    try:
+        with safefs.opened(safefs.open_root(metadata.parent)) as fd:
+            text = safefs.read_file(fd, metadata.name, MAX_METADATA_BYTES).decode("utf-8")
+        data = yaml.safe_load(text) or {}
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, RecursionError) as error:
+        raise NotListable(BAD_METADATA.format(file=GRADESCOPE_METADATA, error=_why(error))) from None
     names = {}
     for key, entry in data.items() if isinstance(data, dict) else ():
         submitters = entry.get(":submitters") if isinstance(entry, dict) else None

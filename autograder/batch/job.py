@@ -8,7 +8,8 @@ found wherever they are, regular files only, no link followed, bounded, the
 toy model's weights added where missing) and grades that. It never raises for
 a student's reason, and it tells the student's reasons from the grader's:
 
-- graded: the report;
+- graded: the report (and, as its reason, what the intake left out: a link, a
+  file the grader may not read);
 - not graded for the student's reason (no lab files, past an intake limit, a
   deadline): ``reason``, status ``failed``;
 - the grader failed (no space left, a dead fork server, an internal error of a
@@ -21,6 +22,7 @@ Jobs and results are plain dataclasses, so Dask ships them between machines as t
 from __future__ import annotations
 
 import time
+from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -39,6 +41,10 @@ OVERRAN = "grading did not finish within {seconds:g} s (code that hangs or runs 
 GRADER_FAILED = "the grader itself failed ({detail})"
 CHECKS_FAILED = "the grader itself failed on {count} checks ({detail})"
 RETRIED = "; graded twice, it failed both times"
+_stop: ContextVar[client.Stop | None] = ContextVar("attnlab_batch_stop", default=None)  # the job's batch switch
+LEFT_OUT = "graded without what could not be taken in: {items}"  # a graded row's reason (its feedback says more)
+LEFT_OUT_ITEM = "{path} ({kind})"
+MAX_LEFT_OUT = 5  # items a reason names
 GRADED, FAILED, GRADER_FAILED_STATUS = "graded", "failed", "grader failed"  # the CSV's status column
 
 
@@ -88,9 +94,17 @@ def digest_of(folder: Path, *, search: bool = True) -> str:
     return intake.fingerprint(folder, search=search)
 
 
-def grade(job: Job) -> Result:
+def grade(job: Job, stop: client.Stop | None = None) -> Result:
     """Grade one student (see the module's description), once more when the grader failed; never raises for the
-    student's reasons."""
+    student's reasons. :class:`autograder.warm.client.Stopped` when the batch's ``stop`` switch was used."""
+    token = _stop.set(stop)
+    try:
+        return _graded(job)
+    finally:
+        _stop.reset(token)
+
+
+def _graded(job: Job) -> Result:
     first = _grade_once(job)
     if not first.grader_failed:
         return first
@@ -121,14 +135,14 @@ def _grade_once(job: Job) -> Result:
     )
     request = warm_job.request_for(options)
     outcome = client.grade(
-        warm_job.HANDLER, request, deadline_s=job.deadline_s, stop_grace_s=STOP_GRACE_S, warm=job.warm
+        warm_job.HANDLER, request, deadline_s=job.deadline_s, stop_grace_s=STOP_GRACE_S, warm=job.warm, stop=_stop.get()
     )
     if isinstance(outcome, client.Graded):
         report = replace(outcome.report, submission=job.student)
         document = serialize.report_dict(report)
         if report.internal_errors:  # e.g. a sandbox that could not copy the hand-in: the machine's failure
             return result(report=document, reason=_internal(report), grader_failed=True)
-        return result(report=document)
+        return result(report=document, reason=left_out_reason(report))
     if isinstance(outcome, client.Overran):
         return result(reason=OVERRAN.format(seconds=outcome.seconds))
     if isinstance(outcome, client.NotTakenIn):
@@ -140,3 +154,12 @@ def _internal(report: GradeReport) -> str:
     """The reason of a report some of whose checks the grader itself could not run."""
     first = next(c for s in report.steps for c in s.checks if c.internal_error)
     return CHECKS_FAILED.format(count=report.internal_errors, detail=clean(first.message, 300))
+
+
+def left_out_reason(report: GradeReport) -> str:
+    """A graded row's reason: what the intake left out of the hand-in (a link, a file it may not read), or ""."""
+    items = [LEFT_OUT_ITEM.format(path=item.path, kind=item.kind) for item in report.ignored]
+    if not items:
+        return ""
+    shown = ", ".join(items[:MAX_LEFT_OUT]) + (f", ... ({len(items)} in all)" if len(items) > MAX_LEFT_OUT else "")
+    return clean(LEFT_OUT.format(items=shown), 600)

@@ -39,6 +39,7 @@ from autograder.text import clean
 STUDENTS = "students"
 SAFE = re.compile(r"[^\w.@+-]")
 FORMULA = ("=", "+", "-", "@", "\t", "\r")  # what makes a spreadsheet cell a formula (CSV injection)
+NO_ROW = "its result could not be read into the CSV ({error})"
 
 
 def file_stem(student: str) -> str:
@@ -101,22 +102,32 @@ def report_of(result: Result) -> GradeReport | None:
 
 def write_csv(path: Path, results: Iterable[Result], steps: tuple[str, ...], max_score: float) -> Path:
     """The gradebook CSV: one row per student (a failed one with 0 points, status ``failed`` and its reason; one
-    the grader failed on with no points, status ``grader failed``)."""
+    the grader failed on with no points, status ``grader failed``). A result whose report cannot be read into a row
+    gets the grader-failed row that says so: one student never costs the CSV."""
     rows = []
     for result in sorted(results, key=lambda r: r.student):
-        report = report_of(result) if result.graded else None
-        earned = {s.step.id: s.earned for s in report.steps} if report else {}
-        points = [_points(earned.get(step, 0.0)) for step in steps] + [_points(report.earned if report else 0.0)]
-        if result.grader_failed:
-            points = [""] * len(points)
-        possible = _points(report.possible if report else max_score)
-        review = cell("; ".join(result.review))
-        rows.append([cell(result.student), *points, possible, result.status, cell(result.reason), review])
+        try:
+            rows.append(_row(result, steps, max_score))
+        except Exception as error:
+            unread = Result(result.student, result.digest, reason=NO_ROW.format(error=clean(repr(error), 300)),
+                            grader_failed=True, review=result.review)  # fmt: skip
+            rows.append(_row(unread, steps, max_score))
     buffer = io.StringIO(newline="")
     writer = csv.writer(buffer)
     writer.writerow(["student_id", *steps, "total", "max_score", "status", "reason", "review"])
     writer.writerows(rows)
     return write_atomically(Path(path), buffer.getvalue())
+
+
+def _row(result: Result, steps: tuple[str, ...], max_score: float) -> list[str]:
+    report = report_of(result) if result.graded else None
+    earned = {s.step.id: s.earned for s in report.steps} if report else {}
+    points = [_points(earned.get(step, 0.0)) for step in steps] + [_points(report.earned if report else 0.0)]
+    if result.grader_failed:
+        points = [""] * len(points)
+    possible = _points(report.possible if report else max_score)
+    review = cell("; ".join(result.review))
+    return [cell(result.student), *points, possible, result.status, cell(result.reason), review]
 
 
 def cell(text: str) -> str:

@@ -1,48 +1,41 @@
-"""Hand-ins that look copied: identical or near-identical timing reports, identical unusual prediction sets.
+"""Hand-ins that look copied: timing reports alike up to a common scale, prediction sets alike in unusual entries.
 
 A batch compares every pair of students' hand-ins after grading and gives each
 student in a matching group a *review* reason (in their CSV row and in the
 class summary), never a changed score: an instructor decides.
 
-- **Timing reports** (``reports/timing.json``): the raw times are the report's
-  non-integer numbers, at 6 significant digits. Two honest measurements of the
-  same code share none of them; a copied report shares all. Students whose
-  reports share at least :data:`NEAR` of the larger set of times (and at least
-  :data:`MIN_TIMES` of them) are flagged.
-- **Prediction sets** (``PREDICTIONS`` in ``predictions.py``, read as literals
-  with :mod:`ast`, never run): students who answered correctly all write the same
-  values, so only an identical set that is *unusual* is flagged: at least
-  :data:`MIN_UNUSUAL` of its entries written the same way are either wrong (they
-  disagree with the reference) or written with more digits than a reasoned
-  prediction needs (:data:`DIGITS` significant digits or more, e.g. ``2.684354``).
+- **Timing reports** (:mod:`autograder.batch.alike_times`): the raw times
+  compared by their log-ratios, so a copy multiplied by a factor, rounded or
+  reformatted matches its original, and honest measurements on one machine do
+  not match each other.
+- **Prediction sets** (:mod:`autograder.batch.alike_answers`): the answers
+  compared by value (``2.68`` and ``2.680`` alike), and only unusual shared
+  entries count (wrong and not a common, catalogued mistake, or over-precise).
 
-Both files are read as data, size-capped, without following links; a file that
-is missing, too large or not of the expected form takes no part.
+Each hand-in is read here once, as the intake finds it
+(:func:`autograder.submission.locate`): its lab folder's
+``reports/timing.json`` (or wherever the report sits, or a notebook's
+``%%writefile`` cell) and ``predictions.py``, each opened by descriptor without
+following a link, size-capped, read as data. A hand-in, or a file of it, that
+cannot be read takes no part: :func:`read` never raises, so one student never
+stops the pass.
 """
 
 from __future__ import annotations
 
-import ast
 import json
-import math
-import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from autograder import predictions
+from autograder import predictions, safefs, submission
+from autograder.batch import alike_answers, alike_times
 
 MAX_BYTES = 1 << 20  # a larger file takes no part
-NEAR = 0.8  # shared fraction of raw times that makes two timing reports near-identical
-MIN_TIMES = 5  # fewer raw times than this compare nothing
-MIN_UNUSUAL = 2  # unusual entries an identical prediction set must share to be flagged
-DIGITS = 4  # a number written with this many significant digits is not a reasoned prediction's rounding
-MAX_DEPTH = 4  # folders searched below a hand-in for its reports/ and predictions.py
-TIMING = ("reports", "timing.json")
 PREDICTIONS = "predictions.py"
-TIMING_REVIEW = "review: timing report identical or near-identical to {others}'s (raw times)"
-PREDICTIONS_REVIEW = "review: prediction set identical to {others}'s ({count} unusual entries in common)"
+TIMING_REVIEW = "review: timing report alike to {others}'s (raw times the same up to a common scale: {detail})"
+PREDICTIONS_REVIEW = "review: prediction set alike to {others}'s ({detail} unusual entries in common)"
 
 
 @dataclass(frozen=True)
@@ -50,8 +43,8 @@ class HandIn:
     """What the comparison reads of one student's hand-in."""
 
     student: str
-    times: frozenset[str]  # the timing report's raw times, each at 6 significant digits
-    answers: tuple[tuple[str, str], ...]  # (question id, the literal as written) of each answered entry
+    times: alike_times.Timings = field(default_factory=dict)  # the timing report's raw times
+    answers: alike_answers.Answers = ()  # (question id, the literal as written) of each answered entry
 
 
 @dataclass(frozen=True)
@@ -65,124 +58,59 @@ class Flag:
     def reason(self, student: str) -> str:
         """The review reason of ``student``, naming the others of the group."""
         others = ", ".join(s for s in self.students if s != student)
-        if self.kind == "timing":
-            return TIMING_REVIEW.format(others=others)
-        return PREDICTIONS_REVIEW.format(others=others, count=self.detail)
+        template = TIMING_REVIEW if self.kind == "timing" else PREDICTIONS_REVIEW
+        return template.format(others=others, detail=self.detail)
 
 
-def _find(folder: Path, *parts: str) -> Path | None:
-    """The first regular file ``folder/**/parts`` at most :data:`MAX_DEPTH` folders down, never through a link."""
-    level = [Path(folder)]
-    for _depth in range(MAX_DEPTH + 1):
-        for base in level:
-            path = base.joinpath(*parts)
-            through = [path, *(base.joinpath(*parts[:n]) for n in range(1, len(parts)))]
-            if not any(p.is_symlink() for p in through) and path.is_file() and path.stat().st_size <= MAX_BYTES:
-                return path
-        level = [c for base in level for c in sorted(base.iterdir()) if c.is_dir() and not c.is_symlink()][:200]
-    return None
-
-
-def _numbers(value: Any, into: set[str]) -> None:
-    """The non-integer numbers of a JSON document, each at 6 significant digits."""
-    if isinstance(value, float) and math.isfinite(value) and not value.is_integer():
-        into.add(f"{value:.6g}")
-    elif isinstance(value, dict):
-        for item in value.values():
-            _numbers(item, into)
-    elif isinstance(value, list):
-        for item in value:
-            _numbers(item, into)
-
-
-def raw_times(path: Path | None) -> frozenset[str]:
-    if path is None:
-        return frozenset()
+def read(student: str, folder: Path, *, search: bool = True) -> HandIn:
+    """What the comparison reads of the hand-in in ``folder`` (``search``: its lab folder somewhere below, else
+    ``folder`` is the lab folder); an empty :class:`HandIn` for what cannot be read."""
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):
-        return frozenset()
-    found: set[str] = set()
-    _numbers(document, found)
-    return frozenset(found)
+        located = submission.locate(folder) if search else submission.located_at(folder)
+    except Exception:  # never for one hand-in: the others are compared
+        return HandIn(student)
+    if not located.found or located.root is None:
+        return HandIn(student)
+    lab = located.relative or ()
+    notebook = dict(located.notebook_modules)
+    report = located.notebook_report or _text(located.root, located.report or (*lab, *submission.REPORT))
+    in_lab = _text(located.root, (*lab, PREDICTIONS)) if located.relative is not None else None
+    answers = notebook.get(PREDICTIONS) or in_lab
+    return HandIn(student, _timings(report), _answers(answers))
 
 
-def written_answers(path: Path | None) -> tuple[tuple[str, str], ...]:
-    """``(id, literal as written)`` of each entry of a literal ``PREDICTIONS`` dict that is not None (no code runs)."""
-    if path is None:
+def _text(root: Path, parts: tuple[str, ...]) -> str | None:
+    """The UTF-8 text of the regular file ``root/parts`` (no link followed, at most :data:`MAX_BYTES`), or None."""
+    try:
+        with safefs.opened(safefs.open_root(root)) as top, safefs.opened(safefs.open_below(top, parts[:-1])) as where:
+            return safefs.read_file(where, parts[-1], MAX_BYTES).decode("utf-8")
+    except (OSError, UnicodeDecodeError, IndexError):
+        return None
+
+
+def _timings(text: str | None) -> alike_times.Timings:
+    if not text or len(text) > MAX_BYTES:
+        return {}
+    try:
+        return alike_times.timings(json.loads(text))
+    except (ValueError, RecursionError, MemoryError):
+        return {}
+
+
+def _answers(text: str | None) -> alike_answers.Answers:
+    if not text or len(text) > MAX_BYTES:
         return ()
     try:
-        source = path.read_text(encoding="utf-8")
-        tree = ast.parse(source)
-    except (OSError, ValueError, SyntaxError, RecursionError):
+        return alike_answers.written_answers(text)
+    except (ValueError, SyntaxError, RecursionError, MemoryError):
         return ()
-    for node in tree.body:
-        target = (
-            node.target
-            if isinstance(node, ast.AnnAssign)
-            else (node.targets[0] if isinstance(node, ast.Assign) else None)
-        )
-        if isinstance(target, ast.Name) and target.id == "PREDICTIONS" and isinstance(node.value, ast.Dict):
-            found = []
-            for key, value in zip(node.value.keys, node.value.values):
-                if (
-                    isinstance(key, ast.Constant)
-                    and isinstance(key.value, str)
-                    and not (isinstance(value, ast.Constant) and value.value is None)
-                ):
-                    found.append((key.value, " ".join((ast.get_source_segment(source, value) or "").split())[:200]))
-            return tuple(sorted(found))
-    return ()
 
 
-def read(student: str, folder: Path) -> HandIn:
-    """What the comparison reads of the hand-in in ``folder`` (its lab folder somewhere below)."""
-    return HandIn(student, raw_times(_find(folder, *TIMING)), written_answers(_find(folder, PREDICTIONS)))
-
-
-def _unusual(question_id: str, literal: str, reference: dict[str, Any]) -> bool:
-    """Whether an answer written ``literal`` is one honest students would not all write: wrong, or over-precise."""
-    if any(_digits(number) >= DIGITS for number in re.findall(r"\d[\d.]*(?:[eE][-+]?\d+)?", literal)):
-        return True
-    question = reference.get(question_id)
-    if question is None:
-        return False
-    question, expected = question
-    try:
-        return not predictions.agrees(question, predictions.normalise(question, ast.literal_eval(literal)), expected)
-    except (ValueError, SyntaxError, TypeError, predictions.AnswerFormError, RecursionError):
-        return True
-
-
-def _digits(number: str) -> int:
-    mantissa = re.split(r"[eE]", number)[0]
-    return len(mantissa.replace(".", "").lstrip("0").rstrip("0") if "." in mantissa else mantissa.lstrip("0"))
-
-
-def _groups(keys: dict[str, Any]) -> list[tuple[str, ...]]:
-    by_key: dict[Any, list[str]] = {}
-    for student, key in keys.items():
-        by_key.setdefault(key, []).append(student)
-    return [tuple(sorted(group)) for group in by_key.values() if len(group) > 1]
-
-
-def compare(hand_ins: Iterable[HandIn], reference: dict[str, Any] | None = None) -> tuple[Flag, ...]:
-    """The groups of students whose timing reports or prediction sets match (see the module's description).
-
-    ``reference``: question id -> ``(Question, the reference's value)``, to tell a wrong answer (without it,
-    only over-precise ones count as unusual).
-    """
-    hand_ins = sorted(hand_ins, key=lambda h: h.student)
-    flags: list[Flag] = []
-    timed = [h for h in hand_ins if len(h.times) >= MIN_TIMES]
-    linked: dict[str, set[str]] = {}
-    for index, a in enumerate(timed):
-        for b in timed[index + 1 :]:
-            if len(a.times & b.times) >= NEAR * max(len(a.times), len(b.times)):
-                linked.setdefault(a.student, {a.student}).add(b.student)
-                linked.setdefault(b.student, {b.student}).add(a.student)
+def _groups(links: dict[str, set[str]]) -> list[tuple[str, ...]]:
+    """The connected groups of a symmetric ``student -> linked students`` map, each sorted."""
     seen: set[str] = set()
-    for student in sorted(linked):
+    groups = []
+    for student in sorted(links):
         if student in seen:
             continue
         group, todo = set(), [student]
@@ -190,14 +118,47 @@ def compare(hand_ins: Iterable[HandIn], reference: dict[str, Any] | None = None)
             current = todo.pop()
             if current not in group:
                 group.add(current)
-                todo.extend(linked[current] - group)
+                todo.extend(links[current] - group)
         seen |= group
-        flags.append(Flag("timing", tuple(sorted(group)), "raw times"))
-    answered = {h.student: h.answers for h in hand_ins if h.answers}
-    for group in _groups(answered):
-        unusual = sum(_unusual(q, literal, reference or {}) for q, literal in answered[group[0]])
-        if unusual >= MIN_UNUSUAL:
-            flags.append(Flag("predictions", group, str(unusual)))
+        groups.append(tuple(sorted(group)))
+    return groups
+
+
+def _link(links: dict[str, set[str]], a: str, b: str) -> None:
+    links.setdefault(a, {a}).add(b)
+    links.setdefault(b, {b}).add(a)
+
+
+def compare(hand_ins: Iterable[HandIn], reference: alike_answers.Reference | None = None) -> tuple[Flag, ...]:
+    """The groups of students whose timing reports or prediction sets are alike (see the module's description).
+
+    ``reference``: question id -> ``(Question, the reference's value)``, to tell a wrong answer (without it,
+    only over-precise ones count as unusual).
+    """
+    hand_ins = sorted(hand_ins, key=lambda h: h.student)
+    timed = [h for h in hand_ins if h.times]
+    answered = [h for h in hand_ins if h.answers]
+    timing: dict[str, set[str]] = {}
+    sections: dict[str, set[str]] = {}
+    for index, a in enumerate(timed):
+        for b in timed[index + 1 :]:
+            alike = alike_times.alike(a.times, b.times)
+            if alike:
+                _link(timing, a.student, b.student)
+                sections.setdefault(a.student, set()).update(alike)
+    flags = [
+        Flag("timing", group, ", ".join(sorted(set().union(*(sections.get(s, set()) for s in group)))))
+        for group in _groups(timing)
+    ]
+    answers: dict[str, set[str]] = {}
+    shared: dict[str, int] = {}
+    for index, a in enumerate(answered):
+        for b in answered[index + 1 :]:
+            count = alike_answers.shared_unusual(a.answers, b.answers, reference or {})
+            if count:
+                _link(answers, a.student, b.student)
+                shared[a.student] = max(shared.get(a.student, 0), count)
+    flags += [Flag("predictions", group, str(max(shared.get(s, 0) for s in group))) for group in _groups(answers)]
     return tuple(flags)
 
 
@@ -210,15 +171,15 @@ def reasons(flags: Iterable[Flag]) -> dict[str, tuple[str, ...]]:
     return {student: tuple(texts) for student, texts in found.items()}
 
 
-def reference_answers(reference: Path | None) -> dict[str, Any]:
+def reference_answers(reference: Path | None) -> alike_answers.Reference:
     """Question id -> ``(Question, value)`` from the reference folder (the instructor's side), or {} without one."""
-    if reference is None or not (Path(reference) / "predictions.py").is_file():
+    if reference is None or not (Path(reference) / PREDICTIONS).is_file():
         return {}
     from autograder import tasks
     from autograder.reference import Reference
 
     ref = Reference(Path(reference), tasks.modules_present(Path(reference)))
-    found = {}
+    found: dict[str, Any] = {}
     for question in predictions.load():
         try:
             found[question.id] = (question, predictions.compute(question, ref))

@@ -24,8 +24,8 @@ from autograder.diagnose.catalog import MISTAKES
 
 TOP = 3  # mistakes shown per step
 KINDS = {  # what a flagged group shares, as the summary says it
-    "timing": "identical or near-identical timing reports (raw times)",
-    "predictions": "identical prediction sets with unusual entries (wrong or over-precise) in common",
+    "timing": "timing reports alike (raw times the same up to a common scale)",
+    "predictions": "prediction sets alike, with unusual entries (wrong and uncommon, or over-precise) in common",
 }
 FILES = {"table": "summary.md", "chart": "summary.png", "page": "summary.html"}
 
@@ -91,8 +91,8 @@ def _mistakes(step: StepSummary) -> str:
 def table(summary: ClassSummary) -> str:
     """The summary as a Markdown table, with a line for the whole class."""
     lines = [
-        f"{summary.students} students, {summary.students - len(summary.failed)} graded, mean "
-        f"{summary.mean_total:.1f} of {summary.max_total:g} points; {len(summary.failed)} could not be graded"
+        f"{summary.students} students: {summary.students - len(summary.failed)} graded, mean "
+        f"{summary.mean_total:.1f} of {summary.max_total:g} points; not graded {len(summary.failed)}"
         + (f" ({summary.grader_failed} because the grader itself failed)." if summary.grader_failed else "."),
         "",
         "| step | graded | lost points | mean | most common mistakes (students) |",
@@ -173,7 +173,7 @@ table{{border-collapse:collapse;width:100%}}th,td{{border-bottom:1px solid #ddd;
 <table><thead><tr><th>step</th><th>graded</th><th>lost points</th><th>mean</th><th>most common mistakes</th></tr>
 </thead><tbody>{rows}</tbody></table>
 <p><img alt="students who lost points per step" src="data:image/png;base64,{image}"></p>
-<h2>Could not be graded</h2><ul>{failed}</ul>
+<h2>Not graded</h2><ul>{failed}</ul>
 <h2>For review: hand-ins alike (no score was changed)</h2><ul>{review}</ul>
 </body></html>
 """

@@ -12,18 +12,23 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from autograder import engine, isolated, tasks
 from autograder.cli import options
-from autograder.cli.common import EXIT_INTERNAL, EXIT_OK, INSTRUCTOR, usage_error
+from autograder.cli.common import EXIT_INTERNAL, EXIT_OK, INSTRUCTOR, internal_error, usage_error
 from autograder.cli.options import environment_secret
 from autograder.kit import Kit
 from autograder.text import clean
+
+if TYPE_CHECKING:  # the batch's modules load only when the command runs
+    from autograder.batch.run import BatchOptions, BatchRun
 
 NAME, AUDIENCE = "grade-batch", INSTRUCTOR
 MOST_JOBS = 1024  # students at once on one machine: more is a typo (a Dask cluster takes the larger courses)
 NEEDS_DASK = 'grading with --dask needs Dask distributed; install it: python3 -m pip install "attnlab[cluster]"'
 CONNECT_S = 5.0  # seconds a Dask scheduler has to answer before the batch is refused
+EXIT_INTERRUPTED = 128 + 2  # after SIGINT (128 + the signal's number after another)
 HELP = "grade every submission of a folder in parallel: CSV, results and feedback per student, class summary"
 
 
@@ -149,7 +154,6 @@ def _must_hide(args: argparse.Namespace) -> bool:
 
 def run(args: argparse.Namespace) -> int:
     from autograder.batch import run as batch
-    from autograder.batch import summary
     from autograder.nbgrader_course.private import Private
     from autograder.nbgrader_course.run import limits_from
     from autograder.sandbox.client import IsolationRefused, Limits
@@ -168,6 +172,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"attnlab {NAME}: {missing}", file=sys.stderr)
         return EXIT_INTERNAL
     submissions = Path(args.submissions).resolve()
+    try:
+        batch.found(submissions)  # none, or a folder that cannot be listed: one sentence before anything else
+    except batch.BatchRefused as error:
+        return usage_error(NAME, str(error))
     private = _course_private(submissions)
     kit = Kit.find()
     limits = limits_from(Private(private).settings().limits) if private else Limits()
@@ -213,12 +221,27 @@ def run(args: argparse.Namespace) -> int:
         return usage_error(NAME, f"not graded: {error}")
     except batch.BatchRefused as error:
         return usage_error(NAME, str(error))
+    except OSError as error:  # the CSV itself could not be written: every student's result is on disk
+        return internal_error(NAME, batch.NO_CSV.format(csv=csv, out=options.out, error=clean(str(error), 300)))
+    except KeyboardInterrupt:  # a second interrupt: stopped at once
+        print(f"attnlab {NAME}: {batch.STOPPED_AT_ONCE.format(out=options.out)}", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    return report(done, options)
+
+
+def report(done: BatchRun, options: BatchOptions) -> int:
+    """Print what the batch did; its exit status: 0, 3 when the grader failed on a student, 128 + the signal's
+    number after an interrupt."""
+    from autograder.batch import run as batch
+    from autograder.batch import summary
+
+    for note in done.notes:
+        print(f"attnlab {NAME}: {note}", file=sys.stderr)
+    if done.interrupted is not None:
+        print(f"attnlab {NAME}: {batch.stopped_text(done)}", file=sys.stderr)
+        return 128 + done.interrupted
     print(summary.table(done.class_summary))
-    rate = done.graded_now / done.seconds if done.seconds and done.graded_now else 0.0
-    print(
-        f"\ngraded {done.graded_now} now ({rate * 60:.1f} per minute), kept {done.skipped} graded before; "
-        f"wrote {done.csv}, {options.out}/students/, {done.summary['page']}"
-    )
+    print(f"\n{batch.run_text(done)}; wrote {done.csv}, {options.out}/students/, {done.summary.get('page', '')}")
     for result in sorted(done.results, key=lambda r: r.student):
         if not result.graded:
             kind = "the grader failed on" if result.grader_failed else "not graded"

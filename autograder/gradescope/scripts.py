@@ -22,7 +22,7 @@ fi
 # 2. the pinned requirements (torch is satisfied already), 3. the kit's wheel, nothing more.
 "$PYTHON" -m pip install --quiet -r "$HERE/requirements.txt"
 "$PYTHON" -m pip install --quiet --no-deps "$HERE/{wheel}"
-"$PYTHON" -c "import autograder, torch; print('attnlab', autograder.__version__, 'with torch', torch.__version__)"
+"$PYTHON" -I -c "import autograder, torch; print('attnlab', autograder.__version__, 'with torch', torch.__version__)"
 """
 
 RUN_AUTOGRADER = """#!/usr/bin/env bash

@@ -2,7 +2,8 @@
 
 The kit's own ``pyproject.toml`` gives the name, version, dependencies and
 console script; the staged project adds every staged file as package data, so
-the wheel holds exactly :func:`autograder.release.contents.public_files`. The
+the wheel holds exactly :func:`autograder.release.contents.public_files`, and
+the start-up guard's two files at its root (:mod:`autograder.release.pth`). The
 build runs without network access where setuptools is installed (no build
 isolation), else in pip's usual isolated build environment.
 """
@@ -18,7 +19,7 @@ import tempfile
 from pathlib import Path
 
 from autograder.kit import PACKAGE, Kit
-from autograder.release import contents
+from autograder.release import contents, pth
 
 try:
     import tomllib  # novermin  (3.11+; tomli stands in below)
@@ -103,4 +104,4 @@ def build(kit: Kit, out: Path, readme: str, description: str = "The attention la
     wheels = sorted(out.glob("attnlab-*.whl"), key=lambda p: p.stat().st_mtime)
     if not wheels:
         raise WheelError(f"pip wheel wrote no attnlab wheel into {out}")
-    return wheels[-1]
+    return pth.add_to_wheel(wheels[-1])  # the start-up guard: the grader never imports from the hand-in

@@ -19,6 +19,7 @@ import signal
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +32,7 @@ from autograder.text import clean
 from autograder.warm.address import WarmUnavailable, enabled, private_folder, socket_path
 
 START_TIMEOUT_S = 60.0
+START_LOCK = "start.lock"  # beside the socket: one server start at a time
 MAX_REPLY = 256 << 20
 SERVER = "autograder.warm.server"
 
@@ -67,6 +69,59 @@ class NotTakenIn:
 Outcome = Graded | Overran | GraderFailed | NotTakenIn
 
 
+class Stopped(Exception):
+    """The grading was stopped by its :class:`Stop` switch (an interrupted batch): there is no outcome."""
+
+
+class Stop:
+    """A switch shared by the gradings of one batch: once :meth:`now` is called, no grading starts, and every
+    grader running (a warm server's worker, a fresh grader process, each in a session of its own) is interrupted
+    so that it tears its sandboxes down; :meth:`kill` ends those that have not ended yet."""
+
+    def __init__(self) -> None:
+        self._requested = threading.Event()
+        self._lock = threading.RLock()  # reentrant: a signal handler on the thread holding it may kill too
+        self._groups: set[int] = set()
+
+    @property
+    def requested(self) -> bool:
+        return self._requested.is_set()
+
+    def request(self) -> None:
+        """Start no grading from now on (safe in a signal handler: it takes no lock); :meth:`now` interrupts those
+        running."""
+        self._requested.set()
+
+    def now(self) -> None:
+        """Stop: interrupt every grader running, and start none."""
+        self._requested.set()
+        self._signal(signal.SIGINT)
+
+    def kill(self) -> None:
+        """Kill the graders that have not ended since :meth:`now`."""
+        self._signal(signal.SIGKILL)
+
+    def running(self) -> int:
+        with self._lock:
+            return len(self._groups)
+
+    def started(self, group: int) -> None:
+        with self._lock:
+            self._groups.add(group)
+        if self.requested:  # stopped while this one was starting
+            signal_group(group, signal.SIGINT)
+
+    def ended(self, group: int) -> None:
+        with self._lock:
+            self._groups.discard(group)
+
+    def _signal(self, number: int) -> None:
+        with self._lock:
+            groups = list(self._groups)
+        for group in groups:
+            signal_group(group, number)
+
+
 def grade(
     handler: str,
     request: dict[str, Any],
@@ -75,6 +130,7 @@ def grade(
     stop_grace_s: float,
     scope: Path | None = None,
     warm: bool = True,
+    stop: Stop | None = None,
 ) -> Outcome:
     """Grade ``request`` with ``handler``: in a worker of the warm server for ``(handler, scope)`` when ``warm``
     (starting the server if none runs), else, or when no server can serve it, in a fresh grader process.
@@ -87,15 +143,24 @@ def grade(
             killed.
         scope: a folder that names the server (the course's private folder), or None.
         warm: try the warm server first.
+        stop: the batch's switch (:class:`Stop`); once it is used, :class:`Stopped` is raised instead of an outcome.
 
     An interrupt (the notebook cell's time limit) stops the grader, then propagates.
     """
+    stop = stop or Stop()
+    if stop.requested:
+        raise Stopped
     if warm and enabled():
         try:
-            return _warm(handler, request, scope, deadline_s, stop_grace_s)
+            return _warm(handler, request, scope, deadline_s, stop_grace_s, stop)
         except WarmUnavailable:
-            pass  # graded by a fresh process below
-    return _fresh(handler, request, deadline_s, stop_grace_s)
+            if stop.requested:
+                raise Stopped from None
+            # else graded by a fresh process below
+    outcome = _fresh(handler, request, deadline_s, stop_grace_s, stop)
+    if stop.requested and not isinstance(outcome, Graded):
+        raise Stopped
+    return outcome
 
 
 def stop(handler: str, scope: Path | None = None) -> bool:
@@ -129,7 +194,10 @@ def outcome_of(reply: Any) -> Outcome:
 
 
 # -- the warm server -------------------------------------------------------------------------
-def _warm(handler: str, request: dict, scope: Path | None, deadline_s: float, stop_grace_s: float) -> Outcome:
+def _warm(
+    handler: str, request: dict, scope: Path | None, deadline_s: float, stop_grace_s: float, stop: Stop | None = None
+) -> Outcome:
+    stop = stop or Stop()
     path = socket_path(handler, scope)
     private_folder(path)
     connection = _connect(path) or _start_and_connect(path, handler)
@@ -142,11 +210,14 @@ def _warm(handler: str, request: dict, scope: Path | None, deadline_s: float, st
             pid = int(json.loads(reader.readline() or b"{}").get("pid", 0))
             if pid <= 0:
                 raise WarmUnavailable("the warm grader did not start a worker")
+            stop.started(pid)  # the worker leads a session of its own: its pid is its group
             try:
                 reply = json.loads(reader.readline(MAX_REPLY) or b"{}")
             except BaseException:  # the deadline or an interrupt: stop the worker as a grader process would be
                 _stop_worker(pid, connection, stop_grace_s)
                 raise
+            finally:
+                stop.ended(pid)
         except (OSError, ValueError) as error:
             if time.monotonic() >= deadline:
                 return Overran(deadline_s)
@@ -169,7 +240,18 @@ def _connect(path: Path) -> socket.socket | None:
 
 
 def _start_and_connect(path: Path, handler: str) -> socket.socket:
-    """Start a detached server on ``path`` and connect once it listens."""
+    """Start a detached server on ``path`` and connect once it listens. One start at a time (a lock file beside the
+    socket, shared by every thread and process of this user): a second caller connects to the server the first
+    started instead of replacing its socket and leaving it running unreachable."""
+    import fcntl  # POSIX, as the warm server is (enabled() needs os.fork)
+
+    with open(path.with_name(START_LOCK), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        connection = _connect(path)  # started by another caller while this one waited
+        return connection if connection is not None else _start(path, handler)
+
+
+def _start(path: Path, handler: str) -> socket.socket:
     path.unlink(missing_ok=True)
     subprocess.Popen(
         isolated.command(SERVER, "serve", str(path), handler),
@@ -209,12 +291,13 @@ def signal_group(pid: int, number: int) -> None:
 
 
 # -- a fresh grader process --------------------------------------------------------------------
-def _fresh(handler: str, request: dict, deadline_s: float, stop_grace_s: float) -> Outcome:
+def _fresh(handler: str, request: dict, deadline_s: float, stop_grace_s: float, stop: Stop | None = None) -> Outcome:
     """Grade in a fresh ``python -I`` from a temporary folder (the submission is never on its path).
 
     The request goes on the grader's standard input, not its command line, which any process of the machine
     may read in ``/proc`` (it can hold the hidden inputs' seed).
     """
+    stop = stop or Stop()
     with tempfile.TemporaryDirectory(prefix="attnlab-grade-") as work:
         process = subprocess.Popen(
             isolated.command(SERVER, "grade_once", handler),
@@ -224,6 +307,7 @@ def _fresh(handler: str, request: dict, deadline_s: float, stop_grace_s: float) 
             stderr=subprocess.PIPE,
             start_new_session=True,
         )
+        stop.started(process.pid)
         try:
             out, err = process.communicate(json.dumps(request).encode(), timeout=deadline_s)
         except subprocess.TimeoutExpired:
@@ -232,6 +316,8 @@ def _fresh(handler: str, request: dict, deadline_s: float, stop_grace_s: float) 
         except BaseException:  # an interrupt: let the grader stop its sandboxes first
             _stop(process, stop_grace_s)
             raise
+        finally:
+            stop.ended(process.pid)
     try:
         reply = json.loads(out)
     except ValueError:

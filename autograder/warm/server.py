@@ -11,7 +11,9 @@ request. A worker is a fresh copy of the warm process (it opens its own
 channel to the shared fork server, so no two workers share a conversation);
 it grades one request, writes the report to the connection and exits, so
 nothing of one student's run reaches the next. At most :data:`MAX_WORKERS` workers run at once; the server exits after
-:data:`IDLE_S` seconds without a request.
+:data:`IDLE_S` seconds without a request, or when asked to stop (``grade-batch`` asks when it ends): it then takes
+no new request and exits as soon as the workers it has running have ended (a concurrent batch's gradings finish
+on the fork server they started with).
 
 Written by hand: no library forks a pre-imported Python per request with its
 own session and returns the child's pid to the caller.
@@ -68,6 +70,7 @@ def serve(path: str, handler: str) -> None:
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(path)
     os.chmod(path, 0o600)
+    ours = os.stat(path).st_ino
     listener.listen(64)
     listener.settimeout(POLL_S)
     running: set[int] = set()
@@ -98,11 +101,22 @@ def serve(path: str, handler: str) -> None:
         running.add(pid)
         last = time.monotonic()
     listener.close()
-    Path(path).unlink(missing_ok=True)
+    _unlink_if_ours(Path(path), ours)  # from now on a client starts a new server
+    while running:  # the workers still grading (another batch's, say) keep the sandbox's fork server they use
+        _reap(running, block=True)
     try:
         Path(path).parent.rmdir()
     except OSError:
         pass  # a new server already listens there
+
+
+def _unlink_if_ours(path: Path, inode: int) -> None:
+    """Remove the socket ``path`` unless a newer server has bound it since (another inode)."""
+    try:
+        if os.stat(path).st_ino == inode:
+            path.unlink()
+    except OSError:
+        pass
 
 
 def preload() -> None:

@@ -63,8 +63,12 @@ def _read_report(lab: Lab) -> TimingReport | ReportError:
     """The submission's report, or what is wrong with it (a function as well as the fixture: the grader's own
     measurement reads the report's device without depending on ``found``, which marks the checks that grade the
     report)."""
-    left_out = [(path, kind) for path, kind in lab.sandbox.ignored.items() if path.endswith(report.FILE)]
-    if left_out and not (Path(lab.sandbox.submission) / report.PATH).is_file():  # a link: the intake never followed it
+    left_out = [  # the report, or its folder, left out by the intake (a link, never followed; or unreadable)
+        (path, kind)
+        for path, kind in lab.sandbox.ignored.items()
+        if path.endswith(report.FILE) or str(report.PATH).startswith(f"{path}/")
+    ]
+    if left_out and not (Path(lab.sandbox.submission) / report.PATH).is_file():
         return ReportError(messages.left_out(*left_out[0]))
     try:
         return report.read(Path(lab.sandbox.submission) / report.PATH)
