@@ -17,6 +17,7 @@ outcomes by accident while working on the diagnosis.
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import json
 import re
 import sys
@@ -59,11 +60,16 @@ class Outcome:
 
     @property
     def is_named(self) -> bool:
-        return self.caught and all(any(alt in self.named for alt in want.split("|")) for want in self.expected)
+        return self.caught and all(names_one_of(want, self.named) for want in self.expected)
 
     @property
     def at_full(self) -> bool:
         return self.correct and not self.outside_rule and not self.misnamed
+
+
+def names_one_of(wanted: str, named: list[str]) -> bool:
+    """Whether ``named`` holds one of the alternatives of ``wanted`` (``a|b``; ``*`` matches any run of characters)."""
+    return any(fnmatch.fnmatchcase(name, alternative) for alternative in wanted.split("|") for name in named)
 
 
 def steps_using(modules: set[str]) -> tuple[str, ...]:
