@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder import engine, tasks
+from autograder import diagnose, engine, tasks
 from autograder.kit import Kit
 from autograder.report.model import GradeReport
 from autograder.sandbox.client import Limits
@@ -73,7 +73,7 @@ def assert_diagnosed(report: GradeReport, variant: Variant) -> None:
     """The variant lost points in its step, and a failed check named its mistake."""
     result = report.step(variant.step)
     assert result.earned < result.possible, f"{variant.name} scored full marks on {variant.step}"
-    named = {c.mistake for c in result.failed}
+    named = {part for c in result.failed if c.mistake for part in diagnose.parts(c.mistake)}
     assert variant.mistake in named, (
         f"{variant.name}: expected diagnosis {variant.mistake!r}, got {named}; messages: "
         f"{[c.message for c in result.failed]}"

@@ -106,20 +106,28 @@ class TorchCase(Case):
     """A case of ``toy_gpt.py`` (torch): NumPy arguments become float64 tensors, :data:`KIT_WEIGHTS` the kit's
     weights."""
 
-    def run(self, ref) -> tuple[Any, dict[str, Any]]:
+    def run(self, ref, args: tuple | None = None, kwargs: dict | None = None) -> tuple[Any, dict[str, Any]]:
         kit = ref.toy_gpt.load_weights()
-        args = tuple(numpy_weights(kit) if arg is KIT_WEIGHTS else arg for arg in self.args)
-        result = getattr(ref.toy_gpt, self.function)(*(kit if arg is KIT_WEIGHTS else _torch(arg) for arg in self.args))
-        return _plain(result), (self.variants(ref, *args) if self.variants else {})
+        given = self.args if args is None else args
+        plain_args = tuple(numpy_weights(kit) if arg is KIT_WEIGHTS else arg for arg in given)
+        result = getattr(ref.toy_gpt, self.function)(*(kit if arg is KIT_WEIGHTS else _torch(arg) for arg in given))
+        return _plain(result), (self.variants(ref, *plain_args) if self.variants else {})
+
+    def twin(self) -> tuple[tuple, dict] | None:
+        """No twin for a call on the kit's weights (they are the kit's, not drawn); the others have theirs."""
+        return None if any(arg is KIT_WEIGHTS for arg in self.args) else super().twin()
 
 
 @dataclass(frozen=True)
 class WeightsCase(Case):
     """The kit's weights themselves, flattened in :data:`WEIGHT_KEYS` order (no wrong answers)."""
 
-    def run(self, ref) -> tuple[Any, dict[str, Any]]:
+    def run(self, ref, args: tuple | None = None, kwargs: dict | None = None) -> tuple[Any, dict[str, Any]]:
         arrays = flat(ref.toy_gpt.load_weights())
         return [arrays[key] for key in WEIGHT_KEYS], {}
+
+    def twin(self) -> tuple[tuple, dict] | None:
+        return None
 
 
 def _rng_inputs() -> dict[str, Any]:
@@ -149,8 +157,8 @@ def _kit_block(ref) -> dict[str, np.ndarray]:
 class KitBlockCase(TorchCase):
     """``causal_self_attention(x, <the kit's first block>, 2)``."""
 
-    def run(self, ref) -> tuple[Any, dict[str, Any]]:
-        x = self.args[0]
+    def run(self, ref, args: tuple | None = None, kwargs: dict | None = None) -> tuple[Any, dict[str, Any]]:
+        x = (self.args if args is None else args)[0]
         block = _kit_block(ref)
         result = ref.toy_gpt.causal_self_attention(_torch(x), _torch(block), KIT_SIZE["n_heads"])
         return _plain(result), gpt_mistakes.attention_variants(ref, x, block, KIT_SIZE["n_heads"])

@@ -20,6 +20,7 @@ from autograder.checks.kv_cache import (
     expect_decoded,
     expect_incremental,
 )
+from autograder.diagnose.answers import Answers
 from autograder.diagnose.kv_cache import kv_cache_bytes_variants
 from autograder.i18n import N_, Nn_, _, counted, ngettext
 from autograder.sandbox.protocol import AsTorch
@@ -106,6 +107,13 @@ def test_appends(lab: Lab) -> None:
     expect_appends(got, keys, values)
 
 
+def _keys_kept_last(args: tuple, kwargs: dict) -> dict[str, np.ndarray]:
+    """The cached keys after ``decode_with_cache(K_cached, V_cached, x_t, W_Q, W_K, W_V)`` of a cache that keeps
+    only the newest token's."""
+    _K_cached, _V_cached, x_t, _W_Q, W_K, _W_V = (a.array for a in args)
+    return {"cache_keeps_last_only": (x_t @ W_K)[..., None, :]}
+
+
 @pytest.mark.points(1)
 @pytest.mark.parametrize("name", ["single", "batch"])
 def test_decode_step(lab: Lab, name: str) -> None:
@@ -128,10 +136,10 @@ def test_decode_step(lab: Lab, name: str) -> None:
         ),
         f"{length.number():g}",
         value=np.asarray(length.number()),
-        wrong={"cache_keeps_last_only": np.asarray(1)},
+        wrong=Answers.of_call(got.source.args, {}, lambda a, k: {"cache_keeps_last_only": np.asarray(1)}),
     )
     _q, K_all, _v = kv_cases.decode_qkv(inputs)
-    expect_close(cached_k, K_all, wrong={"cache_keeps_last_only": K_all[..., -1:, :]})
+    expect_close(cached_k, K_all, wrong=Answers.of_call(got.source.args, {}, _keys_kept_last))
     expect_decoded(out_t, cases.expected(f"decode_{name}", 0), cases.wrong(f"decode_{name}"))
 
 

@@ -9,6 +9,7 @@ from autograder import cases, chapter
 from autograder.cases import core
 from autograder.checking import Lab, expect_case, expect_close, expect_that, with_inputs
 from autograder.checks.weights import WEIGHT_AXES, WORKED_AXES, WORKED_ROW, WORKED_WEIGHTS, expect_weight_rows
+from autograder.diagnose.answers import Answers
 from autograder.i18n import N_, _
 
 pytestmark = pytest.mark.step("scaling")
@@ -134,9 +135,17 @@ def test_one_head_with_gradients_example(lab: Lab) -> None:
     expect_close(
         weights,
         [[p, 1 - p]],
-        wrong={"missing_scale": np.array([[chapter.value("RU-p-unscaled"), 1 - chapter.value("RU-p-unscaled")]])},
+        wrong=Answers.of_call(weights.source.args if weights.source else (), {}, _unscaled_weights),
         **WEIGHT_AXES,
     )
+
+
+def _unscaled_weights(args: tuple, kwargs: dict) -> dict[str, np.ndarray]:
+    """The weights of ``attention(q, K, V)`` with the scores left unscaled (``missing_scale``)."""
+    q, K = args[0], args[1]
+    scores = q @ K.T
+    e = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    return {"missing_scale": e / e.sum(axis=-1, keepdims=True)}
 
 
 @pytest.mark.points(1)

@@ -1,0 +1,400 @@
+"""Where the student's computation parts from the reference's, proved by replaying the reference with that change.
+
+Both traces are of the same call on the same inputs. The reference's values that the student's trace also holds
+(:mod:`.match`) are where the two still agree; the earliest reference value, among those the checked output is
+computed from, that the student never held is a *departure*. At a departure the student's trace suggests what was
+done instead, and each suggestion is an :class:`Edit` of the reference's run:
+
+- the same operation with the student's parameters (``axis``, ``keepdims``, a constant): ``call``;
+- the same operation on another of the reference's values (the student's operand): ``call`` too;
+- the operation left out, its operand passed on (``missing``): ``skip``;
+- the student's own value put in its place (an operation added, another operation, another dtype): ``inject``.
+
+The trusted side replays the reference with each suggestion (:mod:`autograder.oracle`); the one that carries the
+agreement furthest is kept, and the search goes on from there until the replay gives the student's numbers. The
+edits found are then proved on the twin input (the student traced again there, the reference replayed with the
+same edits) and pared down to those the numbers need. Only a proved explanation is ever put into words.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+
+from autograder.diagnose.trace import match, ops
+from autograder.diagnose.trace.model import Event, Trace, nodes_in
+
+MAX_ROUNDS = 4  # departures followed in one explanation
+MAX_POINTS = 3  # departures tried per round (the earliest first)
+MAX_PROPOSALS = 10  # edits tried per departure
+HALF = ("float16", "bfloat16", "half")  # dtype names (a tensor's with "torch." before them) of half precision
+
+
+class Trusted(Protocol):
+    """The reference's side: replays of one target with a plan each (None where a replay failed)."""
+
+    def replays(self, plans: Sequence[dict]) -> list[Trace | None]: ...
+
+
+@dataclass(frozen=True)
+class Edit:
+    """One change to the reference's run, and what it stands for in words."""
+
+    kind: str  # "call", "skip" or "inject"
+    event: int  # the reference's event it changes
+    node: int  # the reference's node it concerns (inject: the value replaced; skip: the operand passed on)
+    label: str  # axis, param, constant, operand, missing, extra, op, dtype
+    op: str  # the operation named (the reference's; for extra, the student's added one)
+    student: int  # the student's node the edit stands for (its line is shown; an injection's value)
+    args: list | None = None
+    kwargs: dict | None = None
+    detail: dict = field(default_factory=dict, compare=False)  # for the words: what each side does
+
+    @property
+    def mistake(self) -> str:
+        return f"trace.{self.label}.{self.op}"
+
+    def plan_entry(self, student: Trace) -> dict | None:
+        """The edit as the replay probe reads it (an injection takes its value from ``student``, same node id)."""
+        if self.kind == "call":
+            return {"kind": "call", "event": self.event, "args": self.args, "kwargs": self.kwargs or {}}
+        if self.kind == "skip":
+            return {"kind": "skip", "event": self.event, "node": self.node}
+        value = student.value(self.student)
+        return None if value is None else {"kind": "inject", "node": self.node, "value": value}
+
+
+def is_half(dtype: str) -> bool:
+    return dtype.removeprefix("torch.") in HALF
+
+
+def part_of(value: Any, path: tuple[int, ...]) -> np.ndarray | None:
+    """The part ``path`` of a returned value, as a numeric array (None if there is none)."""
+    for index in path:
+        if not isinstance(value, (tuple, list)) or not 0 <= index < len(value):
+            return None
+        value = value[index]
+    try:
+        array = np.asarray(value)
+    except (TypeError, ValueError):
+        return None
+    return array if array.dtype.kind in "biuf" else None
+
+
+def reproduces(trace: Trace | None, path: tuple[int, ...], goal: np.ndarray) -> bool:
+    """Whether a run returned ``goal`` (the student's value) at ``path``."""
+    if trace is None or trace.error is not None:
+        return False
+    got = part_of(trace.returned, path)
+    return got is not None and match.close(got, goal)
+
+
+# -- where the traces part -----------------------------------------------------------------------------------------
+def departures(
+    reference: Trace, student: match.Index, path: tuple[int, ...], whole: Whole = lambda event: False
+) -> tuple[list[int], int]:
+    """The reference's nodes where the agreement ends (earliest first), and the first unheld one (len(nodes): none).
+
+    A departure is a value the checked output is computed from that the student never held, made by an operation
+    whose node operands the student did hold (or, for a lab call, whose inputs the student held).
+    """
+    wanted = reference.ancestors(reference.output_nodes(path))
+    held = match.matched(reference, student, wanted)
+    agreed = {n for n, found in held.items() if found} | {n for n in wanted if reference.nodes[n].kind == "input"}
+    missing = sorted(n for n in wanted if n in held and not held[n] and reference.nodes[n].kind == "op")
+    points = []
+    for node in missing:
+        for event in makers(reference, node, whole):
+            if all(n in agreed or reference.nodes[n].kind in ("const", "object") for n in event.operands):
+                points.append(node)
+                break
+    return points, missing[0] if missing else len(reference.nodes)
+
+
+Whole = Callable[[Event], bool]  # which events are a checked function's own call (their whole result: never one)
+
+
+def whole_calls(module: str) -> Whole:
+    """The calls of ``module``'s functions made by the check itself (the call traced, or a probe's own calls): to
+    replace one's whole result would explain everything and say nothing."""
+    return lambda event: event.lab and event.depth == 0 and event.module == module
+
+
+def makers(trace: Trace, node: int, whole: Whole = lambda event: False) -> list[Event]:
+    """The events that gave ``node`` out: the shallowest (a lab call that returned it) first, then the innermost,
+    never one of the ``whole`` calls."""
+    found = [e for e in (trace.given_by(node), trace.made_by(node)) if e is not None and not whole(e)]
+    return [e for i, e in enumerate(found) if all(e.index != f.index for f in found[:i])]
+
+
+def _progress(
+    trace: Trace | None, student: match.Index, path: tuple[int, ...], goal: np.ndarray, whole: Whole
+) -> float:
+    if trace is None or trace.error is not None:
+        return -1.0
+    if reproduces(trace, path, goal):
+        return float("inf")
+    return float(departures(trace, student, path, whole)[1])
+
+
+# -- what the student did instead ----------------------------------------------------------------------------------
+def _counterparts(event: Event, reference: Trace, student: Trace) -> list[Event]:
+    """The student's events of the same operation whose operands hold the values of ``event``'s, best first."""
+    name = ops.canonical_name(event)
+    wanted = ops.canonical(event).operands
+    scored = []
+    for other in student.events:
+        if ops.canonical_name(other) != name:
+            continue
+        theirs = ops.canonical(other).operands
+        same = sum(
+            1
+            for mine, its in zip(wanted, theirs)
+            if reference.value(mine) is not None
+            and student.value(its) is not None
+            and match.close(student.value(its), reference.value(mine))
+        )
+        if not wanted or same >= max(len(wanted) - 1, 1):
+            scored.append((-same, other.index, other))
+    return [other for _, _, other in sorted(scored)[:3]]
+
+
+def _normal(value: Any) -> Any:
+    if isinstance(value, dict) and set(value) in ({"l"}, {"t"}):
+        return tuple(_normal(v) for v in next(iter(value.values())))
+    return value
+
+
+def _axes(value: Any, ndim: int) -> Any:
+    """An axis parameter with negative axes made positive (``-1`` and ``1`` are one axis of a 2-d array)."""
+    value = _normal(value)
+    if isinstance(value, bool) or ndim <= 0:
+        return value
+    if isinstance(value, int):
+        return value % ndim
+    if isinstance(value, tuple) and all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+        return tuple(v % ndim for v in value)
+    return value
+
+
+def _changed_params(mine: ops.Call, theirs: ops.Call, ndim: int) -> dict[str, tuple[Any, Any]]:
+    """The parameters (and constants) in which the student's call differs: ``{name: (reference, student)}``."""
+    changed = {}
+    for key in sorted(set(mine.params) | set(theirs.params)):
+        a, b = mine.params.get(key), theirs.params.get(key)
+        if nodes_in(a) or nodes_in(b) or key == "dtype":
+            continue
+        same = _axes(a, ndim) == _axes(b, ndim) if key == "axis" else _normal(a) == _normal(b)
+        if not same:
+            changed[key] = (a, b)
+    if len(mine.constants) == len(theirs.constants):
+        for position, (a, b) in enumerate(zip(mine.constants, theirs.constants)):
+            if not np.isclose(float(a), float(b), rtol=1e-9, atol=0):
+                changed[f"constant{position}"] = (a, b)
+    return changed
+
+
+def _with_params(event: Event, changed: dict[str, tuple[Any, Any]]) -> tuple[list, dict] | None:
+    """The reference event's arguments with the student's parameter values in their places."""
+    args, kwargs = [*event.args], dict(event.kwargs)
+    axis_word = "dim" if event.lib == "torch" else "axis"
+    for key, (_mine, theirs) in changed.items():
+        if key.startswith("constant"):
+            position = int(key.removeprefix("constant"))
+            numbers = [i for i, a in enumerate(args) if i and isinstance(a, (int, float)) and not isinstance(a, bool)]
+            if position >= len(numbers):
+                return None
+            args[numbers[position]] = theirs
+            continue
+        names = ops.AXIS_NAMES if key == "axis" else ops.KEEP_NAMES if key == "keepdims" else (key,)
+        present = [name for name in names if name in kwargs]
+        if present:
+            if theirs is None and key != "axis":
+                kwargs.pop(present[0])
+            else:
+                kwargs[present[0]] = theirs
+        elif key == "axis" and ops.canonical_name(event) in ops.AXIS_FIRST and len(args) >= 2:
+            args[1] = theirs
+        elif theirs is not None:
+            kwargs[axis_word if key == "axis" else ("keepdim" if axis_word == "dim" else key)] = theirs
+    return args, kwargs
+
+
+def _replaced(tree: Any, old: int, new: int) -> Any:
+    if isinstance(tree, dict):
+        if set(tree) == {"n"}:
+            return {"n": new} if tree["n"] == old else tree
+        return {k: _replaced(v, old, new) for k, v in tree.items()}
+    if isinstance(tree, list):
+        return [_replaced(v, old, new) for v in tree]
+    return tree
+
+
+class Views:
+    """The two traces at one round of the search, and the indexes of their values."""
+
+    def __init__(
+        self, reference: Trace, student: Trace, student_index: match.Index, whole: Whole = lambda event: False
+    ) -> None:
+        self.reference, self.student, self.whole = reference, student, whole
+        self.student_index, self.reference_index = student_index, match.Index(reference)
+
+    def injection_label(self, counterpart: Event, node: int) -> tuple[str, str]:
+        """How an injected student value differs: an operation added on a shared value, another dtype, another op."""
+        out = counterpart.out[0] if counterpart.out else -1
+        if out >= 0 and is_half(self.student.nodes[out].dtype) and not is_half(self.reference.nodes[node].dtype):
+            return "dtype", ops.canonical_name(counterpart)
+        for operand in ops.canonical(counterpart).operands:
+            value = self.student.value(operand)
+            made = self.student.made_by(operand)
+            if value is None or made is None or not made.operands or self.reference_index.holding(value):
+                continue
+            if self.reference_index.holding(self.student.value(made.operands[0])):
+                return "extra", ops.canonical_name(made)
+        return "op", ops.canonical_name(counterpart)
+
+    def proposals(self, node: int) -> list[Edit]:
+        """The edits the student's trace suggests at the departure ``node`` of the reference's run."""
+        reference, student = self.reference, self.student
+        found: list[Edit] = []
+        target = reference.value(node)
+        for event in makers(reference, node, self.whole):
+            name, mine = ops.canonical_name(event), ops.canonical(event)
+            first = reference.nodes[mine.operands[0]] if mine.operands else None
+            ndim = len(first.shape) if first is not None else 0
+            for other in _counterparts(event, reference, student):
+                found += self._from_counterpart(event, name, mine, other, node, target, ndim)
+            for operand in mine.operands:
+                value = reference.value(operand)
+                if value is not None and target is not None and value.size == target.size:
+                    holders = self.student_index.holding(value)
+                    found.append(Edit("skip", event.index, operand, "missing", name, holders[0] if holders else -1))
+        seen, kept = set(), []
+        for edit in found:
+            key = (edit.kind, edit.event, edit.node, repr(edit.args), repr(edit.kwargs), edit.student)
+            if key not in seen:
+                seen.add(key)
+                kept.append(edit)
+        return kept[:MAX_PROPOSALS]
+
+    def _from_counterpart(
+        self, event: Event, name: str, mine: ops.Call, other: Event, node: int, target: Any, ndim: int
+    ) -> list[Edit]:
+        reference, student = self.reference, self.student
+        theirs = ops.canonical(other)
+        out = other.out[0] if other.out else -1
+        found = []
+        changed = _changed_params(mine, theirs, ndim)
+        if changed:
+            edited = _with_params(event, changed)
+            if edited is not None:
+                constants = all(k.startswith("constant") for k in changed)
+                label = "axis" if "axis" in changed else "constant" if constants else "param"
+                found.append(Edit("call", event.index, node, label, name, out, edited[0], edited[1], changed))
+        for position, (a, b) in enumerate(zip(mine.operands, theirs.operands)):
+            if reference.value(a) is None or student.value(b) is None:
+                continue
+            if match.close(student.value(b), reference.value(a)):
+                continue
+            holders = [h for h in self.reference_index.holding(student.value(b), before=node) if h != a]
+            for holder in holders[:2]:
+                args, kwargs = _replaced(event.args, a, holder), _replaced(event.kwargs, a, holder)
+                detail = {"operand": (a, holder), "position": position, "student_operand": b}
+                found.append(Edit("call", event.index, node, "operand", name, out, args, kwargs, detail))
+        if out >= 0 and target is not None and student.value(out) is not None:
+            if student.value(out).size == target.size:
+                label, op = self.injection_label(other, node)
+                found.append(Edit("inject", event.index, node, label, op if label == "extra" else name, out))
+        return found
+
+
+# -- the search, its proof, and its pruning ------------------------------------------------------------------------
+def plan(edits: Sequence[Edit], student: Trace) -> dict | None:
+    """A replay's plan for ``edits`` (injections valued from ``student``); None if one has no value there."""
+    entries = [e.plan_entry(student) for e in edits]
+    return None if any(entry is None for entry in entries) else {"values": True, "edits": entries}
+
+
+def search(
+    reference: Trace,
+    student: Trace,
+    path: tuple[int, ...],
+    goal: np.ndarray,
+    trusted: Trusted,
+    spent: Callable[[], bool] = lambda: False,
+    whole: Whole = lambda event: False,
+) -> tuple[Edit, ...] | None:
+    """The edits, earliest first, that make the reference's run give ``goal`` at ``path`` on the check's input.
+
+    ``whole``: the checked function's own calls (see :func:`whole_calls`).
+    """
+    index = match.Index(student)
+    edits: list[Edit] = []
+    current = reference
+    for _ in range(MAX_ROUNDS + 1):
+        if reproduces(current, path, goal):
+            return tuple(edits)
+        if len(edits) == MAX_ROUNDS or spent():
+            return None
+        points, first = departures(current, index, path, whole)
+        views = Views(current, student, index, whole)
+        chosen: tuple[float, Edit, Trace] | None = None
+        for point in points[:MAX_POINTS]:
+            candidates = views.proposals(point)
+            usable = [(c, p) for c in candidates if (p := plan([*edits, c], student)) is not None]
+            replays = trusted.replays([p for _, p in usable]) if usable else []
+            for (candidate, _used), replay in zip(usable, replays):
+                score = _progress(replay, index, path, goal, whole)
+                if score > first and (chosen is None or score > chosen[0]):
+                    chosen = (score, candidate, replay)
+            if chosen is not None or spent():
+                break
+        if chosen is None:
+            return None
+        edits.append(chosen[1])
+        current = chosen[2]
+    return None
+
+
+def proved(
+    edits: tuple[Edit, ...],
+    path: tuple[int, ...],
+    first: tuple[Trace, np.ndarray, Trusted],
+    second: tuple[Trace, np.ndarray, Trusted],
+) -> tuple[Edit, ...] | None:
+    """``edits`` pared down to those the numbers need, if they give the student's numbers on both inputs; else None.
+
+    ``first`` and ``second`` are, for the check's input and its twin: the student's trace, the student's value at
+    ``path``, and the reference's side for that input.
+    """
+    if any(e.kind == "inject" for e in edits) and not same_structure(first[0], second[0]):
+        return None
+
+    def holds(kept: Sequence[Edit]) -> bool:
+        for student, goal, trusted in (first, second):
+            entries = plan(kept, student)
+            if entries is None:
+                return False
+            (replay,) = trusted.replays([entries])
+            if not reproduces(replay, path, goal):
+                return False
+        return True
+
+    if not holds(edits):
+        return None
+    kept = list(edits)
+    for edit in list(edits):
+        fewer = [e for e in kept if e is not edit]
+        if fewer and holds(fewer):
+            kept = fewer
+    return tuple(kept)
+
+
+def same_structure(a: Trace, b: Trace) -> bool:
+    """Whether two traces of one call ran the same operations in the same order (so their node ids correspond)."""
+    if len(a.events) != len(b.events) or len(a.nodes) != len(b.nodes):
+        return False
+    return all(x.op == y.op and x.out == y.out for x, y in zip(a.events, b.events))
