@@ -119,9 +119,12 @@ class Got:
         except Exception:  # a diagnosis that breaks must never cost the check its message
             return None
 
-    def derive(self, call: str, value: Any) -> Got:
-        """Another view of this call's value under another description (a cache's state after the call)."""
-        return Got(self.step, call, value, self.output, self.context, self.source, self.sides)
+    def derive(self, call: str, value: Any, *, derived: bool = False) -> Got:
+        """This call's value (``derived``: a quantity computed from it) under another description."""
+        source = self.source
+        if source is not None and derived and not source.derived:
+            source = source.deriving(self.value)
+        return Got(self.step, call, value, self.output, self.context, source, self.sides)
 
     def review(self, expected: str, got: str) -> NoReturn:
         """Mark the check *for review* (:class:`NeedsReview`): ``got`` says why it cannot be verified here."""
@@ -433,7 +436,18 @@ def expect_that(
     found = got.explain(np.asarray(value), wrong) if value is not None and wrong else None
     if found is not None and found.mistake is not None:
         got.fail(expected, got_text, diagnosis=found)
-    got.fail(expected, got_text, mistake)
+    got.fail(expected, got_text, mistake or _flagged(value, wrong))
+
+
+def _flagged(value: Any, wrong: Mapping[str, Any] | None) -> str | None:
+    """The mistake a failed property is by itself when its wrong answer is a flag the check established (``True``:
+    the cache was not used), not a number that could agree by chance."""
+    flag = np.asarray(value) if value is not None else None
+    if flag is None or flag.dtype != bool or flag.shape != () or not wrong or len(wrong) != 1:
+        return None
+    ((key, answer),) = wrong.items()
+    answer = np.asarray(answer)
+    return key if answer.dtype == bool and answer.shape == () and bool(answer) == bool(flag) else None
 
 
 def rounding_limit(scale: float = 1.0) -> float:

@@ -45,6 +45,11 @@ class Case:
     args: tuple
     variants: Callable[..., dict[str, Any]] | None = None
     kwargs: dict = field(default_factory=dict)
+    # A case checked through a call of other inputs (``incremental_attention(X, W_Q, W_K, W_V)``, checked against
+    # ``attention(Q, K, V, mask)`` of the projections): those inputs, and how they give the case's arguments. Its
+    # twin is the twin of the call's inputs, so that it is the same as the twin of the student's call.
+    inputs: tuple | None = None
+    from_inputs: Callable[..., tuple] | None = None
 
     def run(self, ref, args: tuple | None = None, kwargs: dict | None = None) -> tuple[Any, dict[str, Any]]:
         """The reference's answer and the wrong answers (on the case's inputs, or on ``args``), for the snapshot."""
@@ -54,8 +59,15 @@ class Case:
         return expected, wrong
 
     def twin(self) -> tuple[tuple, dict] | None:
-        """The twin of the case's inputs (the same every time), or None if nothing in them can be drawn again."""
-        return twin.inputs(self.args, self.kwargs)
+        """The twin of the case's inputs (the same every time), or None if nothing in them can be drawn again:
+        of the call's inputs, for a case checked through another call (:attr:`inputs`)."""
+        return twin.inputs(self.inputs if self.inputs is not None else self.args, {} if self.inputs else self.kwargs)
+
+    def twin_arguments(self, drawn: tuple[tuple, dict]) -> tuple[tuple, dict]:
+        """The case's own arguments on its twin (from the twin of the call's inputs when it has them)."""
+        if self.inputs is not None and self.from_inputs is not None:
+            return tuple(self.from_inputs(*drawn[0])), dict(self.kwargs)
+        return drawn
 
 
 def case_modules() -> dict[str, Any]:
@@ -80,7 +92,7 @@ def build_snapshot(ref, cases: tuple[Case, ...]) -> dict[str, np.ndarray]:
             drawn = case.twin()
             if drawn is not None:
                 with search.every_variant():  # every name found on the case has its own answer on the twin
-                    runs.append((case.name + TWIN, case.run(ref, *drawn)))
+                    runs.append((case.name + TWIN, case.run(ref, *case.twin_arguments(drawn))))
             for name, (expected, wrong) in runs:
                 _flatten(f"{name}/expected", expected, arrays)
                 for mistake, value in wrong.items():

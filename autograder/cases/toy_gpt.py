@@ -24,6 +24,7 @@ import numpy as np
 from autograder import tasks
 from autograder.cases import Case, expected
 from autograder.diagnose import toy_gpt as gpt_mistakes
+from autograder.diagnose import twin
 from autograder.i18n import N_
 from autograder.kit import Kit
 
@@ -114,8 +115,11 @@ class TorchCase(Case):
         return _plain(result), (self.variants(ref, *plain_args) if self.variants else {})
 
     def twin(self) -> tuple[tuple, dict] | None:
-        """No twin for a call on the kit's weights (they are the kit's, not drawn); the others have theirs."""
-        return None if any(arg is KIT_WEIGHTS for arg in self.args) else super().twin()
+        """The twin of the call, the kit's weights among its arguments drawn again like any other floats (from the
+        snapshot's copy of them, so that the public grader draws the same twin without the reference)."""
+        if not any(arg is KIT_WEIGHTS for arg in self.args):
+            return super().twin()
+        return twin.inputs(tuple(kit_weights() if arg is KIT_WEIGHTS else arg for arg in self.args), self.kwargs)
 
 
 @dataclass(frozen=True)

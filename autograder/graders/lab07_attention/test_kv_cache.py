@@ -21,7 +21,7 @@ from autograder.checks.kv_cache import (
     expect_incremental,
 )
 from autograder.diagnose.answers import Answers
-from autograder.diagnose.kv_cache import kv_cache_bytes_variants
+from autograder.diagnose.kv_cache import bytes_answers, kv_cache_bytes_variants
 from autograder.i18n import N_, Nn_, _, counted, ngettext
 from autograder.sandbox.protocol import AsTorch
 
@@ -41,8 +41,15 @@ SEVENTY_B = Nn_("70B-class with {heads} KV head, 32k tokens, fp16", "70B-class w
 
 
 def _derived(got: Got, call: str, value: Any) -> Got:
-    """A quantity the grader computed from the student's results, described by ``call``."""
-    return Got(got.step, call, np.asarray(value, dtype=float))
+    """A quantity the grader computed from the student's result ``got``, described by ``call``."""
+    return got.derive(call, np.asarray(value, dtype=float), derived=True)
+
+
+def _of_bytes(got: Got, quantity: Any = None) -> Any:
+    """The wrong answers of ``quantity(bytes)`` for the call ``got`` of ``kv_cache_bytes`` (see ``bytes_answers``)."""
+    if got.source is None:
+        return None
+    return bytes_answers(got.source.args, got.source.kwargs, quantity)
 
 
 def _shown(shown: str | tuple[str, str], number: float) -> str:
@@ -188,19 +195,19 @@ def test_cache_bytes_table(lab: Lab) -> None:
             _derived(got, f"{got.call} / 1e9", n_bytes / GB),
             expected_gb,
             shown=IN_GB,
-            wrong=kv_cache_bytes_variants(expected_gb, n_kv_heads=args[1]),
+            wrong=_of_bytes(got, lambda v: v / GB),
         )
     _expect_number(
         _derived(got, f"{got.call} / 2**30", n_bytes / GIB),
         chapter.value("T764-kv-gib"),
         shown=IN_GIB,
-        wrong=kv_cache_bytes_variants(chapter.value("T764-kv-gib")),
+        wrong=_of_bytes(got, lambda v: v / GIB),
     )
     _expect_number(
         _derived(got, _("{call} / (7e9 x 2 bytes of fp16 weights)").format(call=got.call), n_bytes / WEIGHTS_7B),
         chapter.value("T764-4x"),
         shown=TIMES_THE_WEIGHTS,
-        wrong=kv_cache_bytes_variants(chapter.value("T764-4x")),
+        wrong=_of_bytes(got, lambda v: v / WEIGHTS_7B),
     )
 
 
@@ -225,7 +232,7 @@ def test_gqa_and_mqa(lab: Lab) -> None:
             _derived(got, f"{got.call} / 1e9", n_bytes / GB),
             expected_gb,
             shown=IN_GB,
-            wrong=kv_cache_bytes_variants(expected_gb, n_kv_heads=n_kv_heads),
+            wrong=_of_bytes(got, lambda v: v / GB),
         )
         sizes.append(n_bytes)
     ratios = _("{ratio} for h_kv = {values}").format(
@@ -256,13 +263,13 @@ def test_70b_with_eight_kv_heads(lab: Lab) -> None:
         _derived(got, f"{got.call} / 1e9", n_bytes / GB),
         chapter.value("T764-10.7"),
         shown=IN_GB,
-        wrong=kv_cache_bytes_variants(chapter.value("T764-10.7"), n_kv_heads=8),
+        wrong=_of_bytes(got, lambda v: v / GB),
     )
     # The chapter says 1/8 of an 80 GB card; 10.737 GB is 1/8 of 80 GiB, but 0.1342 of 80 GB.
     _expect_number(
         _derived(got, _("{call} / 80e9 (share of one 80 GB card)").format(call=got.call), n_bytes / (80 * GB)),
         chapter.value("T764-eighth"),
-        wrong=kv_cache_bytes_variants(chapter.value("T764-eighth"), n_kv_heads=8),
+        wrong=_of_bytes(got, lambda v: v / (80 * GB)),
     )
 
 
@@ -278,7 +285,7 @@ def test_max_context_per_user(lab: Lab) -> None:
             _derived(got, f"{got.call} / 1e9", n_bytes / GB),
             expected_gb,
             shown=IN_GB,
-            wrong=kv_cache_bytes_variants(expected_gb, n_kv_heads=n_kv_heads),
+            wrong=_of_bytes(got, lambda v: v / GB),
         )
         caches.append(n_bytes)
     requests = [FREE_NODE // caches[0], FREE_NODE // caches[1]]
@@ -310,7 +317,7 @@ def test_max_context_per_user(lab: Lab) -> None:
             tokens,
             exercise[f"tokens_{key}"],
             shown=TOKENS,
-            wrong=kv_cache_bytes_variants(exercise[f"tokens_{key}"], inverse=True),
+            wrong=_of_bytes(got, lambda v: FREE_NODE / 4 / v),
         )
         per_user.append(float(tokens.value))
         longest = int(exercise[f"floor_{key}"])

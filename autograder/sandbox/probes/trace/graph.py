@@ -314,8 +314,9 @@ def _dtype_name(value: Any) -> str | None:
         return str(value)
     if isinstance(value, type) and issubclass(value, np.generic):
         return np.dtype(value).name
-    if value in (float, int, bool):
-        return {float: "float64", int: "int64", bool: "bool"}[value]
+    for kind, name in ((float, "float64"), (int, "int64"), (bool, "bool")):
+        if value is kind:
+            return name
     if type(value).__name__ == "dtype" and type(value).__module__.startswith("torch"):
         return str(value).removeprefix("torch.")
     return None

@@ -141,9 +141,9 @@ class Patches:
                 source = recorder.decode({"n": edit.get("node")}, "lab")
                 with recorder.quiet():
                     value = graph.plain_value(source)
-                if value is None:
-                    raise graph.EditError("a skip edit whose node holds no number")
-                result = _converted(value, result, recorder)
+                    if value is None:
+                        raise graph.EditError("a skip edit whose node holds no number")
+                    result = _converted(value, result, recorder)
             with recorder.quiet():
                 encoded = recorder.encode(result)
                 nodes = _nodes_in(encoded)
