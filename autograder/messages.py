@@ -152,11 +152,15 @@ def worst_entry(got: np.ndarray, expected: np.ndarray, *, rtol: float = 0.0, ato
     difference at all, so it gives the size of the difference instead and says
     that the check is about precision, with what it allows (``atol + rtol * |expected|``).
     """
+    got, expected = got.astype(float), expected.astype(float)
     with np.errstate(invalid="ignore"):
-        diff = np.abs(got.astype(float) - expected.astype(float))
+        diff = np.abs(got - expected)
     if diff.size == 0 or diff.ndim == 0:
         return ""
-    diff = np.where(np.isnan(diff), np.inf, diff)
+    same = (got == expected) | (np.isnan(got) & np.isnan(expected))  # -inf where -inf is expected is no difference
+    diff = np.where(same, 0.0, np.where(np.isnan(diff), np.inf, diff))
+    if not np.any(diff):
+        return ""
     index = np.unravel_index(int(np.argmax(diff)), diff.shape)
     where = ", ".join(str(int(i)) for i in index)
     wanted, value = float(expected[index]), float(got[index])
@@ -176,9 +180,11 @@ TRACE_PLACE = N_("line {line} of {file}")
 TRACE_AXIS = N_("{op} runs over axis {student} where the reference takes axis {reference}")
 TRACE_PARAM = N_("{op} is called with {name} = {student} where the reference uses {name} = {reference}")
 TRACE_CONSTANT = N_("{op} uses the number {student} where the reference uses {reference}")
+TRACE_ARGUMENTS = N_("{op} is called with other arguments than the reference's")
 TRACE_OPERAND = N_("{op} takes {student} where the reference takes {reference}")
 TRACE_MISSING = N_("the reference applies {op} to {operand} here, and your code goes on with {operand} as it is")
 TRACE_EXTRA = N_("your code applies {op} here, which the reference does not")
+TRACE_RETURNS = N_("your code returns {reference}, a value the reference computes on the way but does not return")
 TRACE_OTHER = N_(
     "this value is computed otherwise than by the reference's {op}; every value before it agrees with the "
     "reference's, and from it on your code does what the reference does"

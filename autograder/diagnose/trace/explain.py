@@ -238,7 +238,7 @@ def _traces(source: Source, sides: Sides) -> _Call:
 
 def _with_stand_ins(source: Source, sides: Sides, args: tuple, kwargs: dict, student: Trace) -> Trace | None:
     """The student's run again, every wrong callee's call answered with the reference's value (a few rounds)."""
-    own = source.module if source.kind == "call" else ""
+    own = source.module
     wrong = upstream.wrong_callees(student, own, sides.calls)
     if not wrong:
         return None
@@ -258,7 +258,7 @@ def _with_stand_ins(source: Source, sides: Sides, args: tuple, kwargs: dict, stu
 
 def _upstream(source: Source, sides: Sides, call: _Call) -> None:
     """Find the wrong callees of the call, and the run with them corrected (on both inputs)."""
-    own = source.module if source.kind == "call" else ""
+    own = source.module
     wrong = upstream.wrong_callees(call.student, own, sides.calls)
     call.culprits = upstream.culprits(wrong, call.student)
     if not call.culprits:
@@ -432,7 +432,7 @@ def cause_of_error(source: Source, sides: Sides, raised_in: str | None) -> str |
     call = _traces(source, sides)
     if call.student is None or call.student.error is None:
         return None
-    own = source.module if source.kind == "call" else ""
+    own = source.module
     wrong = upstream.wrong_callees(call.student, own, sides.calls, dtypes=True)
     if not wrong:
         return None

@@ -24,12 +24,14 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from autograder.diagnose import relations
 from autograder.diagnose.trace import match, ops
 from autograder.diagnose.trace.model import Event, Trace, nodes_in
 
 MAX_ROUNDS = 4  # departures followed in one explanation
 MAX_POINTS = 3  # departures tried per round (the earliest first)
 MAX_PROPOSALS = 10  # edits tried per departure
+MAX_JOINS = 8  # later values tried where the two computations may join again, when no departure's edit helps
 HALF = ("float16", "bfloat16", "half")  # dtype names (a tensor's with "torch." before them) of half precision
 
 
@@ -55,7 +57,8 @@ class Edit:
 
     @property
     def mistake(self) -> str:
-        return f"trace.{self.label}.{self.op}"
+        """``trace.<label>.<op>``; a value computed in half precision is the catalogue's ``half_precision``."""
+        return relations.HALF_PRECISION if self.label == "dtype" else f"trace.{self.label}.{self.op}"
 
     def plan_entry(self, student: Trace) -> dict | None:
         """The edit as the replay probe reads it (an injection takes its value from ``student``, same node id)."""
@@ -114,6 +117,13 @@ def departures(
     return points, missing[0] if missing else len(reference.nodes)
 
 
+def unheld(reference: Trace, student: match.Index, path: tuple[int, ...]) -> list[int]:
+    """Every value the checked output is computed from that the student never held, earliest first."""
+    wanted = reference.ancestors(reference.output_nodes(path))
+    held = match.matched(reference, student, wanted)
+    return sorted(n for n in wanted if n in held and not held[n] and reference.nodes[n].kind == "op")
+
+
 Whole = Callable[[Event], bool]  # which events are a checked function's own call (their whole result: never one)
 
 
@@ -126,7 +136,9 @@ def whole_calls(module: str) -> Whole:
 def makers(trace: Trace, node: int, whole: Whole = lambda event: False) -> list[Event]:
     """The events that gave ``node`` out: the shallowest (a lab call that returned it) first, then the innermost,
     never one of the ``whole`` calls."""
-    found = [e for e in (trace.given_by(node), trace.made_by(node)) if e is not None and not whole(e)]
+    givers = sorted((trace.events[i] for i in trace.givers.get(node, ())), key=lambda e: e.depth)
+    found = [e for e in (*givers[:1], *[g for g in givers if not whole(g)][:1], trace.made_by(node)) if e is not None]
+    found = [e for e in found if not whole(e)]
     return [e for i, e in enumerate(found) if all(e.index != f.index for f in found[:i])]
 
 
@@ -223,6 +235,16 @@ def _with_params(event: Event, changed: dict[str, tuple[Any, Any]]) -> tuple[lis
     return args, kwargs
 
 
+def _mapped(tree: Any, mapping: dict[int, int]) -> Any:
+    if isinstance(tree, dict):
+        if set(tree) == {"n"}:
+            return {"n": mapping[tree["n"]]}
+        return {k: _mapped(v, mapping) for k, v in tree.items()}
+    if isinstance(tree, list):
+        return [_mapped(v, mapping) for v in tree]
+    return tree
+
+
 def _replaced(tree: Any, old: int, new: int) -> Any:
     if isinstance(tree, dict):
         if set(tree) == {"n"}:
@@ -237,24 +259,42 @@ class Views:
     """The two traces at one round of the search, and the indexes of their values."""
 
     def __init__(
-        self, reference: Trace, student: Trace, student_index: match.Index, whole: Whole = lambda event: False
+        self,
+        reference: Trace,
+        student: Trace,
+        student_index: match.Index,
+        whole: Whole = lambda event: False,
+        path: tuple[int, ...] = (),
     ) -> None:
-        self.reference, self.student, self.whole = reference, student, whole
+        self.reference, self.student, self.whole, self.path = reference, student, whole, path
         self.student_index, self.reference_index = student_index, match.Index(reference)
 
     def injection_label(self, counterpart: Event, node: int) -> tuple[str, str]:
-        """How an injected student value differs: an operation added on a shared value, another dtype, another op."""
+        """How the student's value (made by ``counterpart``) differs from the reference's ``node``: computed in half
+        precision; an operation added after the reference's value (an operand holds it) or on one of the operands of
+        the same operation; or computed otherwise (``op``)."""
+        reference, student = self.reference, self.student
         out = counterpart.out[0] if counterpart.out else -1
-        if out >= 0 and is_half(self.student.nodes[out].dtype) and not is_half(self.reference.nodes[node].dtype):
+        if out >= 0 and is_half(student.nodes[out].dtype) and not is_half(reference.nodes[node].dtype):
             return "dtype", ops.canonical_name(counterpart)
-        for operand in ops.canonical(counterpart).operands:
-            value = self.student.value(operand)
-            made = self.student.made_by(operand)
-            if value is None or made is None or not made.operands or self.reference_index.holding(value):
-                continue
-            if self.reference_index.holding(self.student.value(made.operands[0])):
-                return "extra", ops.canonical_name(made)
-        return "op", ops.canonical_name(counterpart)
+        theirs = [o for o in ops.canonical(counterpart).operands if student.value(o) is not None]
+        if reference.value(node) is not None and any(
+            match.close(student.value(o), reference.value(node)) for o in theirs
+        ):
+            return "extra", ops.canonical_name(counterpart)
+        maker = next(iter(makers(reference, node, self.whole)), None)
+        if maker is not None and ops.canonical_name(maker) == ops.canonical_name(counterpart):
+            for operand in theirs:
+                made = student.made_by(operand)
+                if made is None or not made.operands or self.reference_index.holding(student.value(operand)):
+                    continue
+                if any(
+                    self.reference_index.holding(student.value(o))
+                    for o in made.operands
+                    if student.value(o) is not None
+                ):
+                    return "extra", ops.canonical_name(made)
+        return "op", ops.canonical_name(maker) if maker is not None else ops.canonical_name(counterpart)
 
     def proposals(self, node: int) -> list[Edit]:
         """The edits the student's trace suggests at the departure ``node`` of the reference's run."""
@@ -272,6 +312,7 @@ class Views:
                 if value is not None and target is not None and value.size == target.size:
                     holders = self.student_index.holding(value)
                     found.append(Edit("skip", event.index, operand, "missing", name, holders[0] if holders else -1))
+        found += self.positional(node)
         seen, kept = set(), []
         for edit in found:
             key = (edit.kind, edit.event, edit.node, repr(edit.args), repr(edit.kwargs), edit.student)
@@ -304,11 +345,98 @@ class Views:
                 args, kwargs = _replaced(event.args, a, holder), _replaced(event.kwargs, a, holder)
                 detail = {"operand": (a, holder), "position": position, "student_operand": b}
                 found.append(Edit("call", event.index, node, "operand", name, out, args, kwargs, detail))
+        transplanted = self._transplanted(event, other, node)
+        if transplanted is not None and not changed:
+            args, kwargs = transplanted
+            found.append(Edit("call", event.index, node, "param", name, out, args, kwargs, {"call": other.index}))
         if out >= 0 and target is not None and student.value(out) is not None:
             if student.value(out).size == target.size:
                 label, op = self.injection_label(other, node)
                 found.append(Edit("inject", event.index, node, label, op if label == "extra" else name, out))
         return found
+
+    def _transplanted(self, event: Event, other: Event, node: int) -> tuple[list, dict] | None:
+        """The student's own call of the same operation (same library), its nodes read as the reference's that hold
+        the same values: the reference's run calls it just as the student did (a slice's bound, a flag)."""
+        if other.lib != event.lib or other.op != event.op or (other.args, other.kwargs) == (event.args, event.kwargs):
+            return None
+        mapping: dict[int, int] = {}
+        for theirs in nodes_in(other.args) + nodes_in(other.kwargs):
+            holders = self.reference_index.holding(self.student.value(theirs), before=node)
+            if not holders:
+                return None
+            mine = [h for h in holders if h in ops.canonical(event).operands]
+            mapping[theirs] = (mine or holders)[-1]
+        return _mapped(other.args, mapping), _mapped(other.kwargs, mapping)
+
+    def positional(self, node: int) -> list[Edit]:
+        """The student's value that stands where the reference's ``node`` stands: the checked output itself, or the
+        operand a later operation of both takes in its place (where the two computations join again)."""
+        reference, student = self.reference, self.student
+        makers_of = makers(reference, node, self.whole)
+        if not makers_of or reference.value(node) is None:
+            return []
+        maker, size, found = makers_of[0], reference.value(node).size, []
+        candidates = student.output_nodes(self.path) if node in reference.output_nodes(self.path) else []
+        for consumer in (reference.events[i] for i in reference.consumers.get(node, ())):
+            mine = ops.canonical(consumer).operands
+            if node not in mine:
+                continue
+            position = mine.index(node)
+            for other in student.events:
+                theirs = ops.canonical(other).operands
+                if ops.canonical_name(other) != ops.canonical_name(consumer) or len(theirs) != len(mine):
+                    continue
+                agree = all(
+                    i == position or (reference.value(a) is not None and student.value(b) is not None
+                                      and match.close(student.value(b), reference.value(a)))
+                    for i, (a, b) in enumerate(zip(mine, theirs))
+                )  # fmt: skip
+                if agree:
+                    candidates.append(theirs[position])
+        for candidate in dict.fromkeys(candidates):
+            value = student.value(candidate)
+            if value is None or value.size != size or match.close(value, reference.value(node)):
+                continue
+            made = student.made_by(candidate)
+            label, op = self.injection_label(made, node) if made is not None else ("op", "")
+            found.append(Edit("inject", maker.index, node, label, op if label == "extra" else ops.canonical_name(maker),
+                              candidate))  # fmt: skip
+        return found[:3]
+
+
+def tail(reference: Trace, student: Trace, path: tuple[int, ...], index: match.Index) -> Edit | None:
+    """When every value the reference's output is made from agrees and the output still differs: what the student did
+    after the last agreeing value (an operation added), or which of the reference's values it returns instead."""
+    outputs, theirs = reference.output_nodes(path), student.output_nodes(path)
+    if len(outputs) != 1 or len(theirs) != 1:
+        return None
+    output, returned = outputs[0], theirs[0]
+    made = reference.made_by(output)
+    if made is None or student.value(returned) is None or reference.value(output) is None:
+        return None
+    if student.value(returned).size != reference.value(output).size:
+        return None
+    holders = [h for h in match.Index(reference).holding(student.value(returned)) if h != output]
+    if holders:
+        detail = {"returned": (output, holders[-1])}
+        return Edit("inject", made.index, output, "returns", ops.canonical_name(made), returned, detail=detail)
+    node, seen = returned, set()
+    while node not in seen:
+        seen.add(node)
+        event = student.made_by(node)
+        if event is None:
+            return None
+        operands = ops.canonical(event).operands
+        if any(
+            match.close(student.value(o), reference.value(output)) for o in operands if student.value(o) is not None
+        ):
+            return Edit("inject", made.index, output, "extra", ops.canonical_name(event), returned)
+        unheld = [o for o in operands if student.nodes[o].kind != "input"]
+        if not unheld:
+            return None
+        node = unheld[0]
+    return None
 
 
 # -- the search, its proof, and its pruning ------------------------------------------------------------------------
@@ -340,10 +468,18 @@ def search(
         if len(edits) == MAX_ROUNDS or spent():
             return None
         points, first = departures(current, index, path, whole)
-        views = Views(current, student, index, whole)
+        if not points:
+            last = tail(current, student, path, index)
+            entries = plan([*edits, last], student) if last is not None else None
+            if entries is None:
+                return None
+            (replay,) = trusted.replays([entries])
+            return (*edits, last) if reproduces(replay, path, goal) else None
+        views = Views(current, student, index, whole, path)
         chosen: tuple[float, Edit, Trace] | None = None
-        for point in points[:MAX_POINTS]:
-            candidates = views.proposals(point)
+        later = [n for n in unheld(current, index, path) if n not in points][:MAX_JOINS]
+        tries = [views.proposals(p) for p in points[:MAX_POINTS]] + [views.positional(n) for n in later]
+        for candidates in tries:
             usable = [(c, p) for c in candidates if (p := plan([*edits, c], student)) is not None]
             replays = trusted.replays([p for _, p in usable]) if usable else []
             for (candidate, _used), replay in zip(usable, replays):

@@ -99,12 +99,14 @@ class Trace:
     producer: list[int] = field(default_factory=list)  # node -> the innermost event that made it, -1 for none
     outermost: list[int] = field(default_factory=list)  # node -> the shallowest event that gave it out, -1
     consumers: dict[int, list[int]] = field(default_factory=dict)  # node -> events that read it
+    givers: dict[int, list[int]] = field(default_factory=dict)  # node -> every event that gave it out
 
     def __post_init__(self) -> None:
         self.producer = [-1] * len(self.nodes)
         self.outermost = [-1] * len(self.nodes)
         for event in self.events:
             for node in event.out:
+                self.givers.setdefault(node, []).append(event.index)
                 current = self.producer[node]
                 if current < 0 or (self.events[current].lab and not event.lab):
                     self.producer[node] = event.index

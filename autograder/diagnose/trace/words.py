@@ -64,6 +64,8 @@ def _shown(value: Any) -> str:
 def how(edit: Edit, student: Trace, reference: Trace) -> str:
     """What one edit says, as the clause after the place."""
     op = f"`{ops.shown(edit.op)}`"
+    if edit.label == "param" and "call" in edit.detail:
+        return _(messages.TRACE_ARGUMENTS).format(op=op)
     if edit.label in ("axis", "param", "constant"):
         key, (mine, theirs) = next(iter(edit.detail.items()))
         if edit.label == "axis":
@@ -82,6 +84,9 @@ def how(edit: Edit, student: Trace, reference: Trace) -> str:
         return _(messages.TRACE_MISSING).format(op=op, operand=_reference_value(reference, student, edit.node))
     if edit.label == "extra":
         return _(messages.TRACE_EXTRA).format(op=op)
+    if edit.label == "returns":
+        _output, other = edit.detail["returned"]
+        return _(messages.TRACE_RETURNS).format(reference=_reference_value(reference, student, other))
     if edit.label == "dtype":
         return _(messages.TRACE_DTYPE).format(dtype=student.nodes[edit.student].dtype.removeprefix("torch."))
     return _(messages.TRACE_OTHER).format(op=op)
