@@ -144,8 +144,9 @@ class Got:
                 cause = explain.cause_of_error(self.source, self.sides, outcome.file)
             except Exception:  # a diagnosis that breaks must never cost the check its message
                 cause = None
-        message = messages.failure(self.step, self.call, expected, got, cause)
-        raise CheckFailed(message, outcome=outcome, function=called)
+        text, mistake = (cause.text, cause.mistake) if cause is not None else (None, None)
+        message = messages.failure(self.step, self.call, expected, got, text)
+        raise CheckFailed(message, mistake, outcome=outcome, function=called)
 
     def with_value(self, value: Any, *, derived: bool = True) -> Got:
         """The same call with a value derived from it (e.g. the unmasked entries); ``derived=False``: the same
@@ -433,7 +434,7 @@ def expect_that(
     """
     if holds:
         return
-    found = got.explain(np.asarray(value), wrong) if value is not None and wrong else None
+    found = got.explain(np.asarray(value), wrong) if value is not None else got.explain(got.value, None)
     if found is not None and found.mistake is not None:
         got.fail(expected, got_text, diagnosis=found)
     got.fail(expected, got_text, mistake or _flagged(value, wrong))

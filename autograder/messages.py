@@ -183,6 +183,9 @@ TRACE_CONSTANT = N_("{op} uses the number {student} where the reference uses {re
 TRACE_ARGUMENTS = N_("{op} is called with other arguments than the reference's")
 TRACE_OPERAND = N_("{op} takes {student} where the reference takes {reference}")
 TRACE_MISSING = N_("the reference applies {op} to {operand} here, and your code goes on with {operand} as it is")
+TRACE_MISSING_WITH = N_(
+    "the reference applies {op} with {other} to {operand} here, and your code goes on with {operand} as it is"
+)
 TRACE_EXTRA = N_("your code applies {op} here, which the reference does not")
 TRACE_RETURNS = N_("your code returns {reference}, a value the reference computes on the way but does not return")
 TRACE_OTHER = N_(
@@ -191,6 +194,7 @@ TRACE_OTHER = N_(
 )
 TRACE_DTYPE = N_("this value is computed in {dtype}, which rounds it; the reference keeps float32 or float64")
 TRACE_MORE = Nn_("; and {count} more difference after it", "; and {count} more differences after it")
+TRACE_AGAIN = Nn_("; and the same in {count} more place", "; and the same in {count} more places")
 TRACE_INPUT = N_("the input {name}")
 TRACE_VALUE_AT = N_("the value of line {line}")
 TRACE_VALUE = N_("another value")

@@ -198,10 +198,22 @@ def confirmed(source: Source, value: Any, wrong: Mapping[str, Any] | None, sides
     part = follow.part_of(wrong.measure(_part(theirs, source.path)), ()) if ok else None
     if part is None:
         return None
+    right = _reference_part(source, sides, mine, wrong)
     for key in candidates:
-        if key in on_twin and diagnose.distance(part, on_twin[key]) <= 1.0:
-            return diagnose.AND.join(diagnose.parts(key))
+        if key not in on_twin or diagnose.distance(part, on_twin[key]) > 1.0:
+            continue
+        if right is not None and diagnose.distance(right, on_twin[key]) <= 1.0:
+            continue  # the mistake does not show on the twin: it proves nothing there
+        return diagnose.AND.join(diagnose.parts(key))
     return None
+
+
+def _reference_part(source: Source, sides: Sides, inputs: tuple[tuple, dict], wrong: Any) -> np.ndarray | None:
+    """The reference's value on the twin, as the check measures it (None without a trusted side)."""
+    (run,) = sides.replays(source, *inputs, [{"edits": []}])
+    if run is None or run.error is not None:
+        return None
+    return follow.part_of(wrong.measure(_part(run.returned, source.path)), ())
 
 
 # -- 2. and 3. the traced diagnosis --------------------------------------------------------------------------------
@@ -269,7 +281,7 @@ def _upstream(source: Source, sides: Sides, call: _Call) -> None:
 def _own(source: Source, sides: Sides, call: _Call, student: Trace, corrected: bool) -> str | None:
     """The proved departure of the student's own code (from ``student``, the plain or the corrected run)."""
     reference = call.reference
-    goal = follow.part_of(student.returned, source.path)
+    goal = follow.goal_of(student, source.path)
     if reference is None or goal is None or call.twin_args is None or sides.budget.spent:
         return None
     first = _Replays(sides, source, source.args, source.kwargs)
@@ -287,7 +299,7 @@ def _own(source: Source, sides: Sides, call: _Call, student: Trace, corrected: b
         if call.twin_student is None:
             call.twin_student = sides.trace(sides.student, source, args, kwargs, STUDENT_PLAN)
         twin_student = call.twin_student
-    twin_goal = follow.part_of(twin_student.returned, source.path) if twin_student is not None else None
+    twin_goal = follow.goal_of(twin_student, source.path) if twin_student is not None else None
     if twin_student is None or twin_goal is None:
         return None
     second = _Replays(sides, source, args, kwargs)
@@ -425,8 +437,9 @@ def _untraced(student: Trace, path: tuple[int, ...]) -> bool:
     return not nodes or all(student.made_by(n) is None and student.nodes[n].kind != "input" for n in nodes)
 
 
-def cause_of_error(source: Source, sides: Sides, raised_in: str | None) -> str | None:
-    """When a call raised: a lab function of another module that returned a wrong value, shape or dtype before."""
+def cause_of_error(source: Source, sides: Sides, raised_in: str | None) -> Diagnosis | None:
+    """When a call raised: a lab function of another module that returned a wrong value, shape or dtype before;
+    else the student's own departure that makes the reference raise the same error (on both inputs)."""
     if sides.trusted is None:
         return None
     call = _traces(source, sides)
@@ -434,6 +447,13 @@ def cause_of_error(source: Source, sides: Sides, raised_in: str | None) -> str |
         return None
     own = source.module
     wrong = upstream.wrong_callees(call.student, own, sides.calls, dtypes=True)
-    if not wrong:
+    if wrong:
+        culprit = upstream.culprits(wrong, call.student)[0]
+        return Diagnosis("upstream." + culprit.function, words.cause_of_error(culprit, raised_in))
+    if call.reference is None or call.reference.error is not None:
         return None
-    return words.cause_of_error(upstream.culprits(wrong, call.student)[0], raised_in)
+    found = _own(source, sides, call, call.student, corrected=False)
+    if found is None:
+        return None
+    mistake, text = found.split("|", 1)
+    return Diagnosis(mistake, text)

@@ -63,11 +63,35 @@ class Edit:
     def plan_entry(self, student: Trace) -> dict | None:
         """The edit as the replay probe reads it (an injection takes its value from ``student``, same node id)."""
         if self.kind == "call":
-            return {"kind": "call", "event": self.event, "args": self.args, "kwargs": self.kwargs or {}}
+            args, kwargs = _valued(self.args, student), _valued(self.kwargs or {}, student)
+            if _unvalued(args) or _unvalued(kwargs):
+                return None
+            return {"kind": "call", "event": self.event, "args": args, "kwargs": kwargs}
         if self.kind == "skip":
             return {"kind": "skip", "event": self.event, "node": self.node}
         value = student.value(self.student)
         return None if value is None else {"kind": "inject", "node": self.node, "value": value}
+
+
+def _valued(tree: Any, student: Trace) -> Any:
+    """An edit's arguments with each student value (``{"sv": [node, like]}``) taken from ``student``'s run."""
+    if isinstance(tree, dict):
+        if set(tree) == {"sv"}:
+            node, like = tree["sv"]
+            value = student.value(node)
+            return {"v": [value, like]} if value is not None else {"unvalued": 1}
+        return {k: _valued(v, student) for k, v in tree.items()}
+    if isinstance(tree, list):
+        return [_valued(v, student) for v in tree]
+    return tree
+
+
+def _unvalued(tree: Any) -> bool:
+    if isinstance(tree, dict):
+        return "unvalued" in tree or any(_unvalued(v) for k, v in tree.items() if k != "v")
+    if isinstance(tree, list):
+        return any(_unvalued(v) for v in tree)
+    return False
 
 
 def is_half(dtype: str) -> bool:
@@ -87,9 +111,35 @@ def part_of(value: Any, path: tuple[int, ...]) -> np.ndarray | None:
     return array if array.dtype.kind in "biuf" else None
 
 
-def reproduces(trace: Trace | None, path: tuple[int, ...], goal: np.ndarray) -> bool:
-    """Whether a run returned ``goal`` (the student's value) at ``path``."""
-    if trace is None or trace.error is not None:
+@dataclass(frozen=True)
+class Raised:
+    """The goal when the student's call raised: the same exception, with the same message (shapes and all)."""
+
+    type: str
+    message: str
+
+    @classmethod
+    def of(cls, trace: Trace) -> Raised | None:
+        error = trace.error or {}
+        kind, message = error.get("type"), error.get("message")
+        return cls(kind, message) if isinstance(kind, str) and isinstance(message, str) and message else None
+
+
+Goal = np.ndarray | Raised  # what a replay must give: the student's value at the path, or the student's error
+
+
+def goal_of(trace: Trace, path: tuple[int, ...]) -> Goal | None:
+    """What the student's run gave: its value at ``path``, or the error it raised."""
+    return Raised.of(trace) if trace.error is not None else part_of(trace.returned, path)
+
+
+def reproduces(trace: Trace | None, path: tuple[int, ...], goal: Goal) -> bool:
+    """Whether a run gave ``goal`` (the student's value at ``path``, or the student's error)."""
+    if trace is None:
+        return False
+    if isinstance(goal, Raised):
+        return goal == Raised.of(trace)
+    if trace.error is not None:
         return False
     got = part_of(trace.returned, path)
     return got is not None and match.close(got, goal)
@@ -142,13 +192,11 @@ def makers(trace: Trace, node: int, whole: Whole = lambda event: False) -> list[
     return [e for i, e in enumerate(found) if all(e.index != f.index for f in found[:i])]
 
 
-def _progress(
-    trace: Trace | None, student: match.Index, path: tuple[int, ...], goal: np.ndarray, whole: Whole
-) -> float:
-    if trace is None or trace.error is not None:
-        return -1.0
+def _progress(trace: Trace | None, student: match.Index, path: tuple[int, ...], goal: Goal, whole: Whole) -> float:
     if reproduces(trace, path, goal):
         return float("inf")
+    if trace is None or trace.error is not None:
+        return -1.0
     return float(departures(trace, student, path, whole)[1])
 
 
@@ -245,10 +293,10 @@ def _mapped(tree: Any, mapping: dict[int, int]) -> Any:
     return tree
 
 
-def _replaced(tree: Any, old: int, new: int) -> Any:
+def _replaced(tree: Any, old: int, new: int | dict) -> Any:
     if isinstance(tree, dict):
         if set(tree) == {"n"}:
-            return {"n": new} if tree["n"] == old else tree
+            return (new if isinstance(new, dict) else {"n": new}) if tree["n"] == old else tree
         return {k: _replaced(v, old, new) for k, v in tree.items()}
     if isinstance(tree, list):
         return [_replaced(v, old, new) for v in tree]
@@ -345,6 +393,12 @@ class Views:
                 args, kwargs = _replaced(event.args, a, holder), _replaced(event.kwargs, a, holder)
                 detail = {"operand": (a, holder), "position": position, "student_operand": b}
                 found.append(Edit("call", event.index, node, "operand", name, out, args, kwargs, detail))
+            made = student.made_by(b)
+            if not holders and made is not None and self._made_from(made, reference.value(a)):
+                # an operation the reference does not apply to this operand: the student's value put in its place
+                given = {"sv": [b, {"n": a}]}
+                args, kwargs = _replaced(event.args, a, given), _replaced(event.kwargs, a, given)
+                found.append(Edit("call", event.index, node, "extra", ops.canonical_name(made), b, args, kwargs))
         transplanted = self._transplanted(event, other, node)
         if transplanted is not None and not changed:
             args, kwargs = transplanted
@@ -354,6 +408,13 @@ class Views:
                 label, op = self.injection_label(other, node)
                 found.append(Edit("inject", event.index, node, label, op if label == "extra" else name, out))
         return found
+
+    def _made_from(self, made: Event, value: np.ndarray) -> bool:
+        """Whether the student's event ``made`` took the reference's ``value`` as one of its operands."""
+        return any(
+            self.student.value(o) is not None and match.close(self.student.value(o), value)
+            for o in ops.canonical(made).operands
+        )
 
     def _transplanted(self, event: Event, other: Event, node: int) -> tuple[list, dict] | None:
         """The student's own call of the same operation (same library), its nodes read as the reference's that hold
@@ -378,6 +439,7 @@ class Views:
             return []
         maker, size, found = makers_of[0], reference.value(node).size, []
         candidates = student.output_nodes(self.path) if node in reference.output_nodes(self.path) else []
+        used_at: dict[int, int] = {}  # a candidate -> the student's event that took it in the node's place
         for consumer in (reference.events[i] for i in reference.consumers.get(node, ())):
             mine = ops.canonical(consumer).operands
             if node not in mine:
@@ -394,9 +456,25 @@ class Views:
                 )  # fmt: skip
                 if agree:
                     candidates.append(theirs[position])
+                    used_at.setdefault(theirs[position], other.index)
         for candidate in dict.fromkeys(candidates):
             value = student.value(candidate)
-            if value is None or value.size != size or match.close(value, reference.value(node)):
+            if value is None or match.close(value, reference.value(node)):
+                continue
+            passed = [
+                (event, o)
+                for event in makers_of
+                if len(event.out) == 1
+                for o in ops.canonical(event).operands
+                if reference.value(o) is not None and match.close(value, reference.value(o))
+            ]
+            if passed:  # the operation left out, its operand used in its place (whatever its shape)
+                event, operand = passed[-1]
+                at = {"at": used_at[candidate]} if candidate in used_at else {}
+                found.append(Edit("skip", event.index, operand, "missing", ops.canonical_name(event), candidate,
+                                  detail=at))  # fmt: skip
+                continue
+            if value.size != size:
                 continue
             made = student.made_by(candidate)
             label, op = self.injection_label(made, node) if made is not None else ("op", "")
@@ -450,7 +528,7 @@ def search(
     reference: Trace,
     student: Trace,
     path: tuple[int, ...],
-    goal: np.ndarray,
+    goal: Goal,
     trusted: Trusted,
     spent: Callable[[], bool] = lambda: False,
     whole: Whole = lambda event: False,
@@ -479,8 +557,10 @@ def search(
         chosen: tuple[float, Edit, Trace] | None = None
         later = [n for n in unheld(current, index, path) if n not in points][:MAX_JOINS]
         tries = [views.proposals(p) for p in points[:MAX_POINTS]] + [views.positional(n) for n in later]
+        if isinstance(goal, Raised):  # an error comes only once the mistake is made everywhere it is made
+            tries = [_alike(tries[: len(points[:MAX_POINTS])]), *tries]
         for candidates in tries:
-            usable = [(c, p) for c in candidates if (p := plan([*edits, c], student)) is not None]
+            usable = [(c, p) for c in candidates if (p := plan([*edits, *_edits(c)], student)) is not None]
             replays = trusted.replays([p for _, p in usable]) if usable else []
             for (candidate, _used), replay in zip(usable, replays):
                 score = _progress(replay, index, path, goal, whole)
@@ -490,23 +570,42 @@ def search(
                 break
         if chosen is None:
             return None
-        edits.append(chosen[1])
+        edits.extend(_edits(chosen[1]))
         current = chosen[2]
     return None
+
+
+def _edits(candidate: Edit | tuple[Edit, ...]) -> tuple[Edit, ...]:
+    return candidate if isinstance(candidate, tuple) else (candidate,)
+
+
+def _alike(proposals: list[list[Edit]]) -> list[tuple[Edit, ...]]:
+    """The same kind of edit at every departure at once (a mistake repeated in a loop: every head's value left
+    unprojected), for goals that only the repeated mistake reaches."""
+    if len(proposals) < 2:
+        return []
+    combined = []
+    for edit in proposals[0]:
+        same = [next((e for e in others if (e.kind, e.label, e.op) == (edit.kind, edit.label, edit.op)), None)
+                for others in proposals[1:]]  # fmt: skip
+        if all(e is not None for e in same):
+            combined.append((edit, *same))
+    return combined[:MAX_PROPOSALS]
 
 
 def proved(
     edits: tuple[Edit, ...],
     path: tuple[int, ...],
-    first: tuple[Trace, np.ndarray, Trusted],
-    second: tuple[Trace, np.ndarray, Trusted],
+    first: tuple[Trace, Goal, Trusted],
+    second: tuple[Trace, Goal, Trusted],
 ) -> tuple[Edit, ...] | None:
-    """``edits`` pared down to those the numbers need, if they give the student's numbers on both inputs; else None.
+    """``edits`` pared down to those the numbers need, if they give the student's numbers on both inputs (where the
+    student's numbers differ from the reference's on both); else None.
 
     ``first`` and ``second`` are, for the check's input and its twin: the student's trace, the student's value at
     ``path``, and the reference's side for that input.
     """
-    if any(e.kind == "inject" for e in edits) and not same_structure(first[0], second[0]):
+    if any(e.kind == "inject" or "sv" in repr(e.args) for e in edits) and not same_structure(first[0], second[0]):
         return None
 
     def holds(kept: Sequence[Edit]) -> bool:
@@ -519,6 +618,10 @@ def proved(
                 return False
         return True
 
+    for _student, goal, trusted in (first, second):
+        (plain,) = trusted.replays([{"values": True, "edits": []}])
+        if plain is None or reproduces(plain, path, goal):
+            return None  # the student's run agrees with the reference's there: that input proves nothing
     if not holds(edits):
         return None
     kept = list(edits)

@@ -112,11 +112,17 @@ def _differs(student: Any, reference: Any) -> tuple[bool, tuple[int, ...] | None
 
 
 def calls_into_other_modules(trace: Trace, own: str) -> list[tuple[Event, str, tuple, dict]]:
-    """The student's calls of module-level lab functions of other modules, with inputs that can be sent."""
+    """The student's calls of module-level lab functions of other modules, with inputs that can be sent.
+
+    The calls the check makes itself (depth 0: the function checked, or those a probe exercises) are never one:
+    they are what the step checks, not an earlier step's function used inside it.
+    """
     found, seen = [], set()
     for event in trace.events:
         module, _dot, name = event.op.partition(".")
         if not event.lab or module == own or module not in LAB_MODULES or "." in name or name.startswith("_"):
+            continue
+        if event.depth == 0:
             continue
         args = [_argument(trace, a) for a in event.args]
         kwargs = {k: _argument(trace, v) for k, v in event.kwargs.items()}

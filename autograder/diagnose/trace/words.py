@@ -19,9 +19,10 @@ def _code(text: str) -> str:
     return text if len(text) <= CODE_CHARS else text[: CODE_CHARS - 3] + "..."
 
 
-def place(student: Trace, node: int) -> str | None:
-    """Where the student's ``node`` was computed: 'line 12 of softmax.py (`e = np.exp(x)`)', if the trace knows."""
-    event = student.made_by(node) if node >= 0 else None
+def place(student: Trace, node: int, at: int | None = None) -> str | None:
+    """Where the student's ``node`` was computed (or the student's event ``at`` used it): 'line 12 of softmax.py
+    (`e = np.exp(x)`)', if the trace knows."""
+    event = student.events[at] if at is not None else student.made_by(node) if node >= 0 else None
     while event is not None and event.file is None and event.parent >= 0:
         event = student.events[event.parent]
     if event is None or event.file is None:
@@ -61,6 +62,21 @@ def _shown(value: Any) -> str:
     return str(value)
 
 
+def _other_operand(reference: Trace, edit: Edit) -> str | None:
+    """The other operand of a binary operation left out, when it has a name (an input) or is a number."""
+    call = ops.canonical(reference.events[edit.event])
+    others = [n for n in call.operands if n != edit.node]
+    if len(others) == 1 and not call.constants:
+        item = reference.nodes[others[0]]
+        if item.kind == "input" and item.name:
+            return _(messages.TRACE_INPUT).format(name=item.name)
+        if item.kind == "const" and item.value is not None and item.value.size == 1:
+            return _shown(item.value.item())
+    if not others and len(call.constants) == 1:
+        return _shown(call.constants[0])
+    return None
+
+
 def how(edit: Edit, student: Trace, reference: Trace) -> str:
     """What one edit says, as the clause after the place."""
     op = f"`{ops.shown(edit.op)}`"
@@ -81,7 +97,11 @@ def how(edit: Edit, student: Trace, reference: Trace) -> str:
             reference=_reference_value(reference, student, original),
         )
     if edit.label == "missing":
-        return _(messages.TRACE_MISSING).format(op=op, operand=_reference_value(reference, student, edit.node))
+        operand = _reference_value(reference, student, edit.node)
+        other = _other_operand(reference, edit)
+        if other is not None:
+            return _(messages.TRACE_MISSING_WITH).format(op=op, other=other, operand=operand)
+        return _(messages.TRACE_MISSING).format(op=op, operand=operand)
     if edit.label == "extra":
         return _(messages.TRACE_EXTRA).format(op=op)
     if edit.label == "returns":
@@ -96,10 +116,13 @@ def finding(edits: tuple[Edit, ...], student: Trace, reference: Trace) -> str:
     """The sentence of a proved explanation: its first departure, and how many more there are."""
     first = edits[0]
     clause = how(first, student, reference)
-    where = place(student, first.student)
+    where = place(student, first.student, first.detail.get("at"))
     sentence = _(messages.TRACE_AT).format(where=where, how=clause) if where else clause
     if len(edits) > 1:
-        sentence += counted(messages.TRACE_MORE, len(edits) - 1).format(count=len(edits) - 1)
+        again = all((e.kind, e.label, e.op) == (first.kind, first.label, first.op) for e in edits)
+        sentence += counted(messages.TRACE_AGAIN if again else messages.TRACE_MORE, len(edits) - 1).format(
+            count=len(edits) - 1
+        )
     return sentence
 
 

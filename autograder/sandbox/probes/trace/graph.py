@@ -78,6 +78,18 @@ def shape_and_dtype(value: Any) -> tuple[list[int], str]:
     return [], type(value).__name__[:40]
 
 
+def _like(value: np.ndarray, like: Any) -> Any:
+    """A value an edit puts in an operation's operand, in the kind and dtype of the operand it replaces."""
+    if value.dtype.kind not in "biuf" or value.size > MAX_VALUE_ENTRIES:
+        raise EditError("a value edit of no numbers, or too large")
+    if type(like).__module__.startswith("torch") and hasattr(like, "dtype"):
+        import torch
+
+        return torch.as_tensor(np.array(value)).to(dtype=like.dtype, device=like.device)
+    dtype = getattr(like, "dtype", None)
+    return np.array(value, dtype=dtype) if isinstance(dtype, np.dtype) else np.array(value)
+
+
 class Recorder:
     """Records one call; ``plan`` says what to keep and which edits to make (see :mod:`.probes`)."""
 
@@ -273,6 +285,8 @@ class Recorder:
             if not isinstance(body, int) or not 0 <= body < len(self.live):
                 raise EditError(f"no node {body!r} in this run")
             return self.live[body]
+        if kind == "v" and isinstance(body, list) and len(body) == 2 and isinstance(body[0], np.ndarray):
+            return _like(body[0], self.decode(body[1], lib, depth + 1))
         if kind == "f" and body in ("inf", "-inf", "nan"):
             return float(body)
         if kind == "e":

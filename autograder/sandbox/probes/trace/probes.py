@@ -8,7 +8,8 @@ keep and what to change:
   called from (the student's own lines, for the message; never asked of the reference);
 - ``edits``: a replay's changes (the trusted side only): ``{"kind": "call", "event": i, "args": [...],
   "kwargs": {...}}`` calls event ``i`` with other arguments (encoded as :meth:`graph.Recorder.encode` writes them,
-  ``{"n": node}`` naming this run's nodes), ``{"kind": "skip", "event": i, "node": n}`` makes event ``i`` give
+  ``{"n": node}`` naming this run's nodes, ``{"v": [array, {"n": node}]}`` a value given in the kind and dtype of
+  that node's), ``{"kind": "skip", "event": i, "node": n}`` makes event ``i`` give
   node ``n`` instead of computing, and ``{"kind": "inject", "node": n, "value": array}`` puts a value in place of
   node ``n``;
 - ``stand_ins``: the upstream check's answers, ``{"function": "softmax.softmax", "args": [...], "result": ...}``
