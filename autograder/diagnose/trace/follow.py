@@ -31,6 +31,7 @@ from autograder.diagnose.trace.model import Event, Trace, nodes_in
 MAX_ROUNDS = 4  # departures followed in one explanation
 MAX_POINTS = 3  # departures tried per round (the earliest first)
 MAX_PROPOSALS = 10  # edits tried per departure
+MAX_ALIKE = 24  # departures the same edit is tried at, at once
 MAX_JOINS = 8  # later values tried where the two computations may join again, when no departure's edit helps
 HALF = ("float16", "bfloat16", "half")  # dtype names (a tensor's with "torch." before them) of half precision
 
@@ -154,8 +155,7 @@ def departures(
     A departure is a value the checked output is computed from that the student never held, made by an operation
     whose node operands the student did hold (or, for a lab call, whose inputs the student held).
     """
-    wanted = reference.ancestors(reference.output_nodes(path))
-    held = match.matched(reference, student, wanted)
+    wanted, held = _wanted(reference, student, path)
     agreed = {n for n, found in held.items() if found} | {n for n in wanted if reference.nodes[n].kind == "input"}
     missing = sorted(n for n in wanted if n in held and not held[n] and reference.nodes[n].kind == "op")
     points = []
@@ -169,9 +169,17 @@ def departures(
 
 def unheld(reference: Trace, student: match.Index, path: tuple[int, ...]) -> list[int]:
     """Every value the checked output is computed from that the student never held, earliest first."""
-    wanted = reference.ancestors(reference.output_nodes(path))
-    held = match.matched(reference, student, wanted)
+    wanted, held = _wanted(reference, student, path)
     return sorted(n for n in wanted if n in held and not held[n] and reference.nodes[n].kind == "op")
+
+
+def _wanted(reference: Trace, student: match.Index, path: tuple[int, ...]) -> tuple[set[int], dict[int, list[int]]]:
+    """The reference's values the checked output is computed from, up to those the student holds (how the student
+    got a value it holds, a callee answered for it, does not matter), and which of them the student holds."""
+    outputs = reference.output_nodes(path)
+    held = match.matched(reference, student, reference.ancestors(outputs))
+    wanted = reference.ancestors(outputs, stop={n for n, found in held.items() if found})
+    return wanted, {n: found for n, found in held.items() if n in wanted}
 
 
 Whole = Callable[[Event], bool]  # which events are a checked function's own call (their whole result: never one)
@@ -303,6 +311,11 @@ def _replaced(tree: Any, old: int, new: int | dict) -> Any:
     return tree
 
 
+def _same_value(reference: Trace, a: int, student: Trace, b: int) -> bool:
+    mine, theirs = reference.value(a), student.value(b)
+    return mine is not None and theirs is not None and match.close(theirs, mine)
+
+
 class Views:
     """The two traces at one round of the search, and the indexes of their values."""
 
@@ -359,7 +372,10 @@ class Views:
                 value = reference.value(operand)
                 if value is not None and target is not None and value.size == target.size:
                     holders = self.student_index.holding(value)
-                    found.append(Edit("skip", event.index, operand, "missing", name, holders[0] if holders else -1))
+                    used = [(h, at) for h in holders if (at := self._used_instead(node, h)) is not None]
+                    holder, at = used[0] if used else (holders[0] if holders else -1, None)
+                    found.append(Edit("skip", event.index, operand, "missing", name, holder,
+                                      detail={"at": at} if at is not None else {}))  # fmt: skip
         found += self.positional(node)
         seen, kept = set(), []
         for edit in found:
@@ -408,6 +424,28 @@ class Views:
                 label, op = self.injection_label(other, node)
                 found.append(Edit("inject", event.index, node, label, op if label == "extra" else name, out))
         return found
+
+    def _used_instead(self, node: int, holder: int) -> int | None:
+        """The student's event that takes ``holder`` where the reference's same operation takes ``node`` (the line
+        where the student goes on without the operation left out)."""
+        if holder < 0:
+            return None
+        reference, student = self.reference, self.student
+        for consumer in (reference.events[i] for i in reference.consumers.get(node, ())):
+            mine = ops.canonical(consumer).operands
+            if node not in mine:
+                continue
+            position = mine.index(node)
+            for index in student.consumers.get(holder, ()):
+                other = student.events[index]
+                theirs = ops.canonical(other).operands
+                if ops.canonical_name(other) != ops.canonical_name(consumer) or len(theirs) != len(mine):
+                    continue
+                if theirs[position] == holder and all(
+                    i == position or _same_value(reference, a, student, b) for i, (a, b) in enumerate(zip(mine, theirs))
+                ):
+                    return index
+        return None
 
     def _made_from(self, made: Event, value: np.ndarray) -> bool:
         """Whether the student's event ``made`` took the reference's ``value`` as one of its operands."""
@@ -557,14 +595,15 @@ def search(
         chosen: tuple[float, Edit, Trace] | None = None
         later = [n for n in unheld(current, index, path) if n not in points][:MAX_JOINS]
         tries = [views.proposals(p) for p in points[:MAX_POINTS]] + [views.positional(n) for n in later]
-        if isinstance(goal, Raised):  # an error comes only once the mistake is made everywhere it is made
-            tries = [_alike(tries[: len(points[:MAX_POINTS])]), *tries]
-        for candidates in tries:
-            usable = [(c, p) for c in candidates if (p := plan([*edits, *_edits(c)], student)) is not None]
+        alike = _alike(views, points, tries[0]) if points else []
+        # the same mistake everywhere it is made at once (a loop's every pass); an error comes only then, other
+        # goals take it only when it gives the student's numbers
+        for batch, partial in ((alike, isinstance(goal, Raised)), *((t, True) for t in tries)):
+            usable = [(c, p) for c in batch if (p := plan([*edits, *_edits(c)], student)) is not None]
             replays = trusted.replays([p for _, p in usable]) if usable else []
             for (candidate, _used), replay in zip(usable, replays):
                 score = _progress(replay, index, path, goal, whole)
-                if score > first and (chosen is None or score > chosen[0]):
+                if (score == float("inf") or partial) and score > first and _better(score, candidate, chosen):
                     chosen = (score, candidate, replay)
             if chosen is not None or spent():
                 break
@@ -575,22 +614,45 @@ def search(
     return None
 
 
+def _better(score: float, candidate: Edit | tuple[Edit, ...], chosen: tuple | None) -> bool:
+    """Whether a candidate beats the one chosen so far: it carries the agreement further, or as far and says more
+    (an edit that only puts the student's value in place, ``op``, says least)."""
+    if chosen is None or score > chosen[0]:
+        return True
+    vague = [e.label == "op" for e in _edits(candidate)], [e.label == "op" for e in _edits(chosen[1])]
+    return score == chosen[0] and sum(vague[0]) < sum(vague[1])
+
+
 def _edits(candidate: Edit | tuple[Edit, ...]) -> tuple[Edit, ...]:
     return candidate if isinstance(candidate, tuple) else (candidate,)
 
 
-def _alike(proposals: list[list[Edit]]) -> list[tuple[Edit, ...]]:
-    """The same kind of edit at every departure at once (a mistake repeated in a loop: every head's value left
-    unprojected), for goals that only the repeated mistake reaches."""
-    if len(proposals) < 2:
-        return []
+def _alike(views: Views, points: list[int], first: list[Edit]) -> list[tuple[Edit, ...]]:
+    """The first departure's edits made at every departure of the same operation at once (a mistake repeated in a
+    loop: every head's value left unprojected, every step's position taken as 0)."""
+    reference = views.reference
+    name = {p: [ops.canonical_name(e) for e in makers(reference, p, views.whole)] for p in points[:MAX_ALIKE]}
     combined = []
-    for edit in proposals[0]:
-        same = [next((e for e in others if (e.kind, e.label, e.op) == (edit.kind, edit.label, edit.op)), None)
-                for others in proposals[1:]]  # fmt: skip
-        if all(e is not None for e in same):
+    for edit in first[:MAX_PROPOSALS]:
+        same: list[Edit] = []
+        for point in points[1:MAX_ALIKE]:
+            if edit.op not in name[point]:
+                continue
+            match_ = next((e for e in views.proposals(point) if _same_edit(e, edit)), None)
+            if match_ is not None:
+                same.append(match_)
+        if same:
             combined.append((edit, *same))
     return combined[:MAX_PROPOSALS]
+
+
+def _same_edit(a: Edit, b: Edit) -> bool:
+    """Whether two edits at two departures are the same change (same kind, words and student's constants)."""
+    if (a.kind, a.label, a.op) != (b.kind, b.label, b.op):
+        return False
+    if a.label in ("axis", "param", "constant"):
+        return [v for _, v in a.detail.values()] == [v for _, v in b.detail.values()]
+    return True
 
 
 def proved(

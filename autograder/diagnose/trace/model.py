@@ -6,6 +6,7 @@ diagnosis then falls back to what it had before it asked.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -13,6 +14,7 @@ import numpy as np
 
 MAX_EVENTS = 5000
 MAX_NODES = 20000
+MAX_STRUCTURE_BYTES = 16 << 20  # the JSON text of a trace's events and nodes
 
 
 class TraceError(Exception):
@@ -134,8 +136,9 @@ class Trace:
         """Where an event was called from: ``(file, line, that line's text if the trace kept it)``."""
         return event.file, event.line, self.lines.get(f"{event.file}:{event.line}", "")
 
-    def ancestors(self, nodes: list[int]) -> set[int]:
-        """The nodes ``nodes`` were computed from (themselves included), through the innermost producers."""
+    def ancestors(self, nodes: list[int], stop: set[int] | frozenset[int] = frozenset()) -> set[int]:
+        """The nodes ``nodes`` were computed from (themselves included), through the innermost producers; the
+        nodes of ``stop`` are kept but not gone behind."""
         seen: set[int] = set()
         stack = list(nodes)
         while stack:
@@ -143,7 +146,7 @@ class Trace:
             if node in seen or not 0 <= node < len(self.nodes):
                 continue
             seen.add(node)
-            event = self.made_by(node)
+            event = self.made_by(node) if node not in stop else None
             if event is not None:
                 stack.extend(event.operands)
         return seen
@@ -181,8 +184,25 @@ def _array(value: Any) -> np.ndarray | None:
     return None
 
 
+def unpacked(reply: Any) -> Any:
+    """A reply with its packed structure (the bytes of a JSON text, see the trace probes) read back."""
+    if not isinstance(reply, dict) or "structure" not in reply:
+        return reply
+    blob = reply["structure"]
+    _need(isinstance(blob, np.ndarray) and blob.dtype == np.uint8 and blob.ndim == 1, "the structure")
+    _need(blob.size <= MAX_STRUCTURE_BYTES, "the structure's size")
+    try:
+        structure = json.loads(blob.tobytes().decode("utf-8"))
+    except (ValueError, RecursionError) as error:
+        raise TraceError(f"the structure: {error}") from None
+    _need(isinstance(structure, dict), "the structure")
+    kept = {k: structure.get(k) for k in ("events", "nodes", "files", "lines", "inputs", "result", "unanswered")}
+    return {**{k: v for k, v in reply.items() if k != "structure"}, **kept}
+
+
 def parse(reply: Any) -> Trace:
     """A :class:`Trace` from a trace probe's reply; :class:`TraceError` for anything malformed."""
+    reply = unpacked(reply)
     _need(isinstance(reply, dict), "the reply is not a dict")
     raw_events, raw_nodes = reply.get("events"), reply.get("nodes")
     values, files = reply.get("values"), reply.get("files")

@@ -97,7 +97,8 @@ def how(edit: Edit, student: Trace, reference: Trace) -> str:
             reference=_reference_value(reference, student, original),
         )
     if edit.label == "missing":
-        operand = _reference_value(reference, student, edit.node)
+        held = edit.student >= 0
+        operand = _value(student, edit.student) if held else _reference_value(reference, student, edit.node)
         other = _other_operand(reference, edit)
         if other is not None:
             return _(messages.TRACE_MISSING_WITH).format(op=op, other=other, operand=operand)

@@ -15,12 +15,14 @@ keep and what to change:
 - ``stand_ins``: the upstream check's answers, ``{"function": "softmax.softmax", "args": [...], "result": ...}``
   (the student's side only).
 
-The reply is plain data: the trace (:meth:`graph.Recorder.report`), the value the call returned, and how it ended.
+The reply is plain data: the trace (:meth:`graph.Recorder.report`; its structure as the bytes of a JSON text, its
+values as arrays), the value the call returned, and how it ended.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import sys
 import warnings
 from pathlib import Path
@@ -109,14 +111,29 @@ def _run(load: Load, target: dict, args: list, kwargs: dict, plan: dict) -> dict
         patches.restore()
     with recorder.recording(), recorder.quiet():
         encoded = recorder.encode(result) if error is None else None
-    return {
-        **recorder.report(),
+    report = recorder.report()
+    structure = {
+        "events": report["events"],
+        "nodes": report["nodes"],
+        "files": report["files"],
+        "lines": report["lines"],
         "inputs": inputs,
         "result": encoded,
-        "returned": arrays.plain(result) if error is None else None,
-        "error": error,
         "unanswered": patches.unanswered,
     }
+    return {
+        "structure": _packed(structure),
+        "values": report["values"],
+        "truncated": report["truncated"],
+        "returned": arrays.plain(result) if error is None else None,
+        "error": error,
+    }
+
+
+def _packed(structure: dict) -> np.ndarray:
+    """The trace's structure (events, nodes: thousands of small lists) as the bytes of its JSON text: one array
+    crosses the process boundary where a nested value of that many items would not (the protocol's item bound)."""
+    return np.frombuffer(json.dumps(structure, separators=(",", ":")).encode("utf-8"), dtype=np.uint8)
 
 
 @probe
