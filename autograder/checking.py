@@ -156,6 +156,13 @@ class Got:
             source = source.deriving(self.value)
         return Got(self.step, self.call, value, self.output, self.context, source, self.sides)
 
+    def entry(self, index: int) -> Got:
+        """Entry ``index`` of a returned tuple under the same description (a probe's result beside what it
+        recorded), still the call's own value for its diagnosis."""
+        value = self.value[index]
+        source = self.source.at(index) if self.source is not None and not self.source.derived else None
+        return Got(self.step, self.call, value, self.output, self.context, source, self.sides)
+
     def parts(self, *names: str) -> list[Got]:
         """The entries of a returned tuple, e.g. ``output, weights = got.parts("output", "weights")``.
 

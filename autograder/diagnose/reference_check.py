@@ -14,6 +14,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from autograder.diagnose import Mistake
+from autograder.diagnose.answers import Answers
 
 if TYPE_CHECKING:
     from autograder.oracle import Oracle
@@ -58,9 +59,35 @@ def _arrays(
 
 
 def compare_variants(
-    oracle: Oracle, output: np.ndarray, Q: ArrayLike, K: ArrayLike, V: ArrayLike, mask: ArrayLike | None = None
+    oracle: Oracle,
+    output: np.ndarray,
+    Q: ArrayLike,
+    K: ArrayLike,
+    V: ArrayLike,
+    mask: ArrayLike | None = None,
+    shift: np.ndarray | None = None,
+) -> Answers:
+    """What each mistake reports as ``max_abs_diff`` when the student's attention returned ``output`` (with
+    ``shift`` added inside the sandbox, the probe's: then the call's arguments end with it).
+
+    On the call's twin the student's attention is taken to be SDPA's (plus the twin's shift): a student whose
+    attention is right there reports what the mistake reports; one whose attention is not gets no name from it.
+    """
+    args = (Q, K, V, mask) if shift is None else (Q, K, V, mask, shift)
+
+    def compute(given: tuple, _kwargs: dict) -> dict[str, np.ndarray]:
+        if given is args:
+            return _variants(oracle, output, Q, K, V, mask)
+        q, k, v, m = given[:4]
+        seen = sdpa(oracle, q, k, v, m) + (np.asarray(given[4], dtype=float) if shift is not None else 0.0)
+        return _variants(oracle, seen, q, k, v, m)
+
+    return Answers.of_call(args, {}, compute)
+
+
+def _variants(
+    oracle: Oracle, output: np.ndarray, Q: ArrayLike, K: ArrayLike, V: ArrayLike, mask: ArrayLike | None
 ) -> dict[str, np.ndarray]:
-    """What each mistake reports as ``max_abs_diff`` when the student's attention returned ``output``."""
     output = np.asarray(output, dtype=float)
     gap = np.abs(output - sdpa(oracle, Q, K, V, mask))
     out = {"compare_mean_not_max": np.asarray(gap.mean())}

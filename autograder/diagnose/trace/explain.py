@@ -198,22 +198,10 @@ def confirmed(source: Source, value: Any, wrong: Mapping[str, Any] | None, sides
     part = follow.part_of(wrong.measure(_part(theirs, source.path)), ()) if ok else None
     if part is None:
         return None
-    right = _reference_part(source, sides, mine, wrong)
     for key in candidates:
-        if key not in on_twin or diagnose.distance(part, on_twin[key]) > 1.0:
-            continue
-        if right is not None and diagnose.distance(right, on_twin[key]) <= 1.0:
-            continue  # the mistake does not show on the twin: it proves nothing there
-        return diagnose.AND.join(diagnose.parts(key))
+        if key in on_twin and diagnose.distance(part, on_twin[key]) <= 1.0:
+            return diagnose.AND.join(diagnose.parts(key))
     return None
-
-
-def _reference_part(source: Source, sides: Sides, inputs: tuple[tuple, dict], wrong: Any) -> np.ndarray | None:
-    """The reference's value on the twin, as the check measures it (None without a trusted side)."""
-    (run,) = sides.replays(source, *inputs, [{"edits": []}])
-    if run is None or run.error is not None:
-        return None
-    return follow.part_of(wrong.measure(_part(run.returned, source.path)), ())
 
 
 # -- 2. and 3. the traced diagnosis --------------------------------------------------------------------------------
