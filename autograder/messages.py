@@ -197,6 +197,7 @@ TRACE_MORE = Nn_("; and {count} more difference after it", "; and {count} more d
 TRACE_AGAIN = Nn_("; and the same in {count} more place", "; and the same in {count} more places")
 TRACE_INPUT = N_("the input {name}")
 TRACE_VALUE_AT = N_("the value of line {line}")
+TRACE_RESULT_OF = N_("what {function} returned on line {line}")
 TRACE_VALUE = N_("another value")
 # A lab function of another step is wrong inside this call (upstream first).
 UPSTREAM = N_(

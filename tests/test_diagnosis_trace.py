@@ -219,3 +219,81 @@ def test_twins_redraw_floats_and_keep_integers_meaning() -> None:
     (other, k), _kwargs = drawn
     assert other.shape == X.shape and not np.allclose(other, X) and k == 3
     assert twin.inputs((X, 3), {})[0][0].tolist() == other.tolist()  # the same draw every time
+
+
+# -- the wrong names the issue lists, graded whole ---------------------------------------------------------------
+def _graded(tmp_path: Path, step: str, *replacements: tuple[str, str, str]):
+    from bench.real_code import RealCase, Replace
+
+    case = RealCase("issue32", step, "", tuple(Replace(*r) for r in replacements), ("x",))
+    return kit.grade(case.build(kit.SOLUTIONS, tmp_path), steps=(step,)).step(step)
+
+
+MASK_TRANSPOSED = """
+def causal_mask(n_q, n_k=None):
+    n_k = n_q if n_k is None else n_k
+    if n_q < 0 or n_k < n_q:
+        raise ValueError(f"causal_mask needs 0 <= n_q <= n_k, got n_q={n_q}, n_k={n_k}")
+    i = np.arange(n_q)[:, None]
+    j = np.arange(n_k)[None, :]
+    return (j <= i + (n_k - n_q)).T
+"""
+MLP_FLOAT64 = """
+def mlp(x, block):
+    return (gelu(x @ block["W1"] + block["b1"]) @ block["W2"] + block["b2"]).double()
+"""
+BLOCK_RESIDUAL_NORMED = """
+def block(X, heads, W_O, W1, b1, W2, b2):
+    X = np.asarray(X, dtype=float)
+    x = X + multi_head(X, heads, W_O)
+    h = layer_norm(x)
+    return h + feed_forward(h, W1, b1, W2, b2)
+"""
+GPT_RESIDUAL_NORMED = """
+def gpt_forward(weights, tokens):
+    wte, wpe = weights["wte"], weights["wpe"]
+    tokens = torch.as_tensor(tokens, device=wte.device)
+    x = wte[tokens] + wpe[: len(tokens)]
+    for block in weights["blocks"]:
+        h = layer_norm(x, block["ln1_g"], block["ln1_b"])
+        x = h + causal_self_attention(h, block, weights["n_heads"])
+        h = layer_norm(x, block["ln2_g"], block["ln2_b"])
+        x = h + mlp(h, block)
+    return layer_norm(x, weights["lnf_g"], weights["lnf_b"]) @ wte.T
+"""
+
+
+def test_an_error_is_blamed_on_the_file_that_caused_it(tmp_path: Path) -> None:
+    result = _graded(tmp_path, "mask", ("mask", "causal_mask", MASK_TRANSPOSED))
+    raised = [c for c in result.failed if "raised ValueError" in c.message]
+    assert raised and all(c.mistake == "trace.extra.transpose" and "of mask.py" in c.message for c in raised)
+
+
+def test_a_float64_callee_is_named_where_a_float32_computation_raised(tmp_path: Path) -> None:
+    result = _graded(tmp_path / "a", "toy_gpt", ("toy_gpt", "mlp", MLP_FLOAT64))
+    raised = [c for c in result.failed if "RuntimeError" in c.message]
+    assert raised and all(c.mistake == "trace.dtype.mlp" and "mlp (toy_gpt.py) returned float64" in c.message
+                          for c in raised)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("step", "replacement", "mistake"),
+    [
+        ("block", ("block", "block", BLOCK_RESIDUAL_NORMED), "ffn_added_to_normalised"),
+        ("toy_gpt", ("toy_gpt", "gpt_forward", GPT_RESIDUAL_NORMED), "trace.operand.add"),
+    ],
+    ids=["block", "toy_gpt"],
+)
+def test_one_bug_gets_one_diagnosis(tmp_path: Path, step, replacement, mistake) -> None:
+    result = _graded(tmp_path, step, replacement)
+    named = {c.mistake for c in result.failed if c.mistake}
+    assert named == {mistake}, [(c.id, c.mistake) for c in result.failed]
+    assert not any("post-norm" in c.message for c in result.failed)
+
+
+def test_a_correct_gradients_on_a_wrong_softmax_is_sent_upstream(tmp_path: Path) -> None:
+    folder = _student(tmp_path, *SOFTMAX_AXIS)
+    result = kit.grade(folder, steps=("gradients",)).step("gradients")
+    named = {part for c in result.failed if c.mistake for part in c.mistake.split("&")}
+    assert "upstream.softmax.softmax" in named, [(c.id, c.mistake) for c in result.failed]
+    assert not any(name.startswith("grad_") for name in named), named

@@ -438,6 +438,12 @@ def cause_of_error(source: Source, sides: Sides, raised_in: str | None) -> Diagn
     if wrong:
         culprit = upstream.culprits(wrong, call.student)[0]
         return Diagnosis("upstream." + culprit.function, words.cause_of_error(culprit, raised_in))
+    # a function of the same file that returned another shape or precision than the reference's before the error
+    formed = [c for c in upstream.wrong_callees(call.student, "", sides.calls, dtypes=True) if c.shape or c.dtype]
+    if formed:
+        culprit = upstream.culprits(formed, call.student)[0]
+        mistake = "trace.dtype." if culprit.dtype else "trace.shape."
+        return Diagnosis(mistake + culprit.name, words.cause_of_error(culprit, raised_in))
     if call.reference is None or call.reference.error is not None:
         return None
     found = _own(source, sides, call, call.student, corrected=False)

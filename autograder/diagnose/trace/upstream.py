@@ -70,6 +70,11 @@ def _argument(trace: Trace, tree: Any) -> tuple[bool, Any]:
                 return False, None
             values = [v for _, v in items]
             return True, tuple(values) if "t" in tree else values
+        if set(tree) == {"d"} and isinstance(tree["d"], dict):
+            entries = {k: _argument(trace, v) for k, v in tree["d"].items()}
+            if not all(ok for ok, _ in entries.values()):
+                return False, None
+            return True, {k: v for k, (_, v) in entries.items()}
         if set(tree) == {"f"}:
             return True, float(tree["f"])
         return False, None

@@ -39,6 +39,9 @@ def _value(student: Trace, node: int) -> str:
     item = student.nodes[node]
     if item.kind == "input" and item.name:
         return _(messages.TRACE_INPUT).format(name=item.name)
+    given = student.given_by(node)
+    if given is not None and given.lab and given.depth > 0 and given.line:
+        return _(messages.TRACE_RESULT_OF).format(function=given.function, line=given.line)
     event = student.made_by(node)
     if event is not None and event.line:
         return _(messages.TRACE_VALUE_AT).format(line=event.line)
