@@ -13,6 +13,8 @@ computation parts from the reference's). Only a check that failed is diagnosed.
 
 from __future__ import annotations
 
+import os
+import traceback
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
@@ -42,6 +44,17 @@ UNNAMED_PROBLEM = N_("{error}, a message that does not name the problem")
 WITH_INPUTS = N_("{call} with {inputs}")
 WITH_RANDOM = N_("{call} with random {inputs}")
 ROUNDING_ONLY = N_("{what} of rounding noise only (at most {limit}, what float32 arithmetic leaves{exact})")
+
+
+BROKEN_LOG = "ATTNLAB_DIAGNOSIS_LOG"  # a file the benchmarks set: each diagnosis that broke appends its traceback
+
+
+def _broken() -> None:
+    """Note a diagnosis that broke where a benchmark asked for it (the check keeps its message either way)."""
+    path = os.environ.get(BROKEN_LOG)
+    if path:
+        with open(path, "a", encoding="utf-8") as log:
+            log.write(traceback.format_exc() + "\n")
 
 
 class CheckFailed(AssertionError):
@@ -117,6 +130,7 @@ class Got:
         try:
             return explain.explain(self.source, value, wrong, self.sides, self.source.base)
         except Exception:  # a diagnosis that breaks must never cost the check its message
+            _broken()
             return None
 
     def derive(self, call: str, value: Any, *, derived: bool = False) -> Got:
@@ -143,6 +157,7 @@ class Got:
             try:
                 cause = explain.cause_of_error(self.source, self.sides, outcome.file)
             except Exception:  # a diagnosis that breaks must never cost the check its message
+                _broken()
                 cause = None
         text, mistake = (cause.text, cause.mistake) if cause is not None else (None, None)
         message = messages.failure(self.step, self.call, expected, got, text)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import fnmatch
 import json
+import os
 import re
 import sys
 import tempfile
@@ -29,7 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from autograder import diagnose, engine, tasks  # noqa: E402
+from autograder import checking, diagnose, engine, tasks  # noqa: E402
 from bench.real_code import RealCase, all_cases, held_out  # noqa: E402
 
 SOLUTIONS = ROOT / "solutions" / tasks.LAB
@@ -156,6 +157,8 @@ def main(argv: list[str] | None = None) -> int:
     ]
     outcomes = []
     with tempfile.TemporaryDirectory(prefix="real-code-") as tmp:
+        broken = Path(tmp) / "broken.log"
+        os.environ[checking.BROKEN_LOG] = str(broken)  # a diagnosis that breaks is counted, not hidden
         for case in chosen:
             outcome = evaluate(case, Path(tmp), held)
             outcomes.append(outcome)
@@ -163,11 +166,15 @@ def main(argv: list[str] | None = None) -> int:
             if args.verbose:
                 for message in outcome.messages:
                     print("      " + message)
+        crashes = broken.read_text(encoding="utf-8").count("Traceback") if broken.is_file() else 0
+        if crashes and args.verbose:
+            print(broken.read_text(encoding="utf-8"))
     print()
     design, held_back = [o for o in outcomes if not o.held_out], [o for o in outcomes if o.held_out]
     for title, group in (("design set", design), ("held-out set", held_back)):
         if group:
             print("\n".join(summary(group, title)))
+    print(f"diagnoses that broke (the check kept its message): {crashes}")
     if args.json:
         args.json.write_text(json.dumps([asdict(o) for o in outcomes], indent=1), encoding="utf-8")
     return 0

@@ -73,6 +73,11 @@ class Side(Protocol):
     def call(self, module: str, name: str, *args: Any, **kwargs: Any) -> tuple[bool, Any]: ...
 
 
+REPLAYS_PER_REQUEST = 16
+REPLY_ARRAYS = 6000  # arrays in one reply of replays (the protocol takes 10 000)
+REPLY_BYTES = 32 << 20  # bytes of values in one reply of replays (a reply may have 64 MiB)
+
+
 @dataclass
 class Budget:
     """Seconds a step's diagnoses may still spend."""
@@ -134,12 +139,24 @@ class Sides:
             return [None] * len(plans)
         target = {"call": [source.module, source.name]} if source.kind == "call" else {"probe": source.name}
         replies: list = []
-        for start in range(0, len(plans), 16):
-            chunk = list(plans[start : start + 16])
+        per_request = self._per_request(source)
+        for start in range(0, len(plans), per_request):
+            chunk = list(plans[start : start + per_request])
             request = (target, list(args), dict(kwargs), chunk)
             ok, reply = self._timed(self.trusted, "probe", "trace_replays", None, *request)
             replies.extend(reply if ok and isinstance(reply, list) else [None] * len(chunk))
         return [_parsed(r) for r in replies]
+
+    def _per_request(self, source: Source) -> int:
+        """How many replays one request may ask for: their values must fit one reply (the protocol's bounds on
+        arrays and bytes), judged by the size of the reference's own trace of the call."""
+        call = self.memo.get(source.key())
+        reference = call.reference if call is not None else None
+        if reference is None:
+            return 1
+        arrays = sum(1 for n in reference.nodes if n.value is not None) + 1
+        size = sum(n.value.nbytes for n in reference.nodes if n.value is not None) + 1
+        return max(1, min(REPLAYS_PER_REQUEST, REPLY_ARRAYS // arrays, REPLY_BYTES // size))
 
     def calls(self, calls: Sequence[tuple[str, tuple, dict]]) -> list:
         if self.trusted is None or not calls:

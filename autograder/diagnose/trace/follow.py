@@ -631,13 +631,11 @@ def _alike(views: Views, points: list[int], first: list[Edit]) -> list[tuple[Edi
     """The first departure's edits made at every departure of the same operation at once (a mistake repeated in a
     loop: every head's value left unprojected, every step's position taken as 0)."""
     reference = views.reference
-    name = {p: [ops.canonical_name(e) for e in makers(reference, p, views.whole)] for p in points[:MAX_ALIKE]}
+    name = {p: [ops.canonical_name(e) for e in makers(reference, p, views.whole)] for p in points[1:]}
     combined = []
     for edit in first[:MAX_PROPOSALS]:
         same: list[Edit] = []
-        for point in points[1:MAX_ALIKE]:
-            if edit.op not in name[point]:
-                continue
+        for point in [p for p in points[1:] if edit.op in name[p]][:MAX_ALIKE]:
             match_ = next((e for e in views.proposals(point) if _same_edit(e, edit)), None)
             if match_ is not None:
                 same.append(match_)
@@ -651,8 +649,22 @@ def _same_edit(a: Edit, b: Edit) -> bool:
     if (a.kind, a.label, a.op) != (b.kind, b.label, b.op):
         return False
     if a.label in ("axis", "param", "constant"):
-        return [v for _, v in a.detail.values()] == [v for _, v in b.detail.values()]
+        return _theirs(a) == _theirs(b)
     return True
+
+
+def _theirs(edit: Edit) -> str:
+    """What the student does in an edit, without the nodes it is done to: its parameters or its arguments."""
+    changed = [repr(v[1]) for v in edit.detail.values() if isinstance(v, tuple) and len(v) == 2]
+    return repr(changed) if changed else repr(_without_nodes(edit.args)) + repr(_without_nodes(edit.kwargs))
+
+
+def _without_nodes(tree: Any) -> Any:
+    if isinstance(tree, dict):
+        return "n" if set(tree) == {"n"} else {k: _without_nodes(v) for k, v in tree.items()}
+    if isinstance(tree, list):
+        return [_without_nodes(v) for v in tree]
+    return tree
 
 
 def proved(
@@ -687,8 +699,11 @@ def proved(
     if not holds(edits):
         return None
     kept = list(edits)
-    for edit in list(edits):
-        fewer = [e for e in kept if e is not edit]
+    groups: dict[tuple, list[Edit]] = {}  # the same change made in several places is kept or dropped as one
+    for edit in edits:
+        groups.setdefault((edit.kind, edit.label, edit.op, _theirs(edit)), []).append(edit)
+    for group in groups.values():
+        fewer = [e for e in kept if all(e is not g for g in group)]
         if fewer and holds(fewer):
             kept = fewer
     return tuple(kept)
