@@ -131,17 +131,24 @@ def test_one_head_with_gradients_example(lab: Lab) -> None:
         text=with_inputs("attention(q, K, V)", "q = [1, 0], K = V = I (d_k = 2)"),
     )
     _output, weights = got.parts("output", "weights")
-    p = chapter.value("RU-p-scaled")
+    p, unscaled = chapter.value("RU-p-scaled"), chapter.value("RU-p-unscaled")
+    args = weights.source.args if weights.source else ()
     expect_close(
         weights,
         [[p, 1 - p]],
-        wrong=Answers.of_call(weights.source.args if weights.source else (), {}, _unscaled_weights),
+        wrong=Answers.of_call(
+            args,
+            {},
+            lambda a, _k: (
+                _unscaled_weights(a) if a is not args else {"missing_scale": np.array([[unscaled, 1 - unscaled]])}
+            ),
+        ),
         **WEIGHT_AXES,
     )
 
 
-def _unscaled_weights(args: tuple, kwargs: dict) -> dict[str, np.ndarray]:
-    """The weights of ``attention(q, K, V)`` with the scores left unscaled (``missing_scale``)."""
+def _unscaled_weights(args: tuple) -> dict[str, np.ndarray]:
+    """The weights of ``attention(q, K, V)`` with the scores left unscaled (``missing_scale``), on the check's twin."""
     q, K = args[0], args[1]
     scores = q @ K.T
     e = np.exp(scores - scores.max(axis=-1, keepdims=True))
