@@ -41,7 +41,7 @@ class Answers(Mapping[str, Any]):
     ) -> None:
         self._compute, self._twin_of, self.part_path, self._derive = compute, twin_of, part, derive
         self._reshape, self._measure = reshape, measure
-        self._values: dict[str, Any] | None = None
+        self._answers: dict[str, Any] | None = None
         self._twin: tuple[tuple, dict, Values] | bool | None = False  # False: not asked yet
 
     @classmethod
@@ -71,7 +71,7 @@ class Answers(Mapping[str, Any]):
         return cls(lambda: compute(args, kwargs), twin_of)
 
     def _own(self) -> dict[str, Any]:
-        if self._values is None:
+        if self._answers is None:
             values = {}
             for key, value in self._compute().items():
                 try:
@@ -79,8 +79,8 @@ class Answers(Mapping[str, Any]):
                 except (IndexError, TypeError, KeyError):
                     continue  # this wrong answer has no such part
                 values[key] = self._derive(picked) if self._derive is not None else picked
-            self._values = values
-        return self._values
+            self._answers = values
+        return self._answers
 
     def __getitem__(self, key: str) -> Any:
         return self._own()[key]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+import tokenize
 from typing import Any
 
 from autograder import messages, tasks
@@ -15,8 +17,20 @@ CODE_CHARS = 90
 
 
 def _code(text: str) -> str:
-    text = " ".join(text.split())
+    """A line of the student's code as the message quotes it: its comment left out, shortened."""
+    text = " ".join(_without_comment(text).split())
     return text if len(text) <= CODE_CHARS else text[: CODE_CHARS - 3] + "..."
+
+
+def _without_comment(line: str) -> str:
+    """``line`` up to its comment (a ``#`` inside a string stays); the line itself if it does not tokenize."""
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(line).readline):
+            if token.type == tokenize.COMMENT:
+                return line[: token.start[1]].rstrip()
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        pass
+    return line
 
 
 def place(student: Trace, node: int, at: int | None = None) -> str | None:
