@@ -18,6 +18,7 @@ from autograder.diagnose import relations, twin
 from autograder.diagnose.trace import explain, follow, model
 from autograder.oracle import InProcessOracle
 from autograder.reference import Reference
+from bench.real_code import cases_traced
 from tests import kit
 
 RNG = np.random.default_rng(32)
@@ -242,25 +243,6 @@ MLP_FLOAT64 = """
 def mlp(x, block):
     return (gelu(x @ block["W1"] + block["b1"]) @ block["W2"] + block["b2"]).double()
 """
-BLOCK_RESIDUAL_NORMED = """
-def block(X, heads, W_O, W1, b1, W2, b2):
-    X = np.asarray(X, dtype=float)
-    x = X + multi_head(X, heads, W_O)
-    h = layer_norm(x)
-    return h + feed_forward(h, W1, b1, W2, b2)
-"""
-GPT_RESIDUAL_NORMED = """
-def gpt_forward(weights, tokens):
-    wte, wpe = weights["wte"], weights["wpe"]
-    tokens = torch.as_tensor(tokens, device=wte.device)
-    x = wte[tokens] + wpe[: len(tokens)]
-    for block in weights["blocks"]:
-        h = layer_norm(x, block["ln1_g"], block["ln1_b"])
-        x = h + causal_self_attention(h, block, weights["n_heads"])
-        h = layer_norm(x, block["ln2_g"], block["ln2_b"])
-        x = h + mlp(h, block)
-    return layer_norm(x, weights["lnf_g"], weights["lnf_b"]) @ wte.T
-"""
 
 
 def test_an_error_is_blamed_on_the_file_that_caused_it(tmp_path: Path) -> None:
@@ -279,12 +261,14 @@ def test_a_float64_callee_is_named_where_a_float32_computation_raised(tmp_path: 
 @pytest.mark.parametrize(
     ("step", "replacement", "mistake"),
     [
-        ("block", ("block", "block", BLOCK_RESIDUAL_NORMED), "ffn_added_to_normalised"),
-        ("toy_gpt", ("toy_gpt", "gpt_forward", GPT_RESIDUAL_NORMED), "trace.operand.add"),
+        ("block", ("block", "block", cases_traced.BLOCK_NORM_OVERWRITES_RESIDUAL), "ffn_added_to_normalised"),
+        ("toy_gpt", ("toy_gpt", "gpt_forward", cases_traced.GPT_RESIDUAL_FROM_NORMED), "trace.operand.add"),
     ],
     ids=["block", "toy_gpt"],
 )
 def test_one_bug_gets_one_diagnosis(tmp_path: Path, step, replacement, mistake) -> None:
+    """A pre-norm block whose residual is the normalised input: every check names the residual, none post-norm (the
+    toy GPT's is the benchmark's held-out case ``gpt_residual_from_normed``, whose class the issue itself named)."""
     result = _graded(tmp_path, step, replacement)
     named = {c.mistake for c in result.failed if c.mistake}
     assert named == {mistake}, [(c.id, c.mistake) for c in result.failed]

@@ -51,14 +51,19 @@ def same_draw(first: Any, second: Any) -> bool:
     return len(a) == len(b) and all(x.shape == y.shape and np.array_equal(x, y) for x, y in zip(a, b))
 
 
-def _has_ints(value: Any, depth: int = 0) -> bool:
-    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
+def _holds(value: Any, kind: Any, depth: int = 0) -> bool:
+    """Whether ``kind(item)`` holds for an item of a call's arguments (nested dicts, lists and tuples)."""
+    if kind(value):
         return True
     if depth < MAX_DEPTH and isinstance(value, dict):
-        return any(_has_ints(v, depth + 1) for v in value.values())
+        return any(_holds(v, kind, depth + 1) for v in value.values())
     if depth < MAX_DEPTH and isinstance(value, (list, tuple)):
-        return any(_has_ints(v, depth + 1) for v in value)
+        return any(_holds(v, kind, depth + 1) for v in value)
     return False
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
 def redrawn(array: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -70,16 +75,6 @@ def redrawn(array: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     spread = spread if spread > 1e-12 else max(abs(centre), 1.0) * 0.5
     fresh = rng.normal(centre, spread, size=array.shape)
     return np.where(finite, fresh, array).astype(array.dtype)
-
-
-def _has_flags(value: Any, depth: int = 0) -> bool:
-    if isinstance(value, bool):
-        return True
-    if depth < MAX_DEPTH and isinstance(value, dict):
-        return any(_has_flags(v, depth + 1) for v in value.values())
-    if depth < MAX_DEPTH and isinstance(value, (list, tuple)):
-        return any(_has_flags(v, depth + 1) for v in value)
-    return False
 
 
 def _twin(value: Any, rng: np.random.Generator, redraw: str, depth: int) -> Any:
@@ -105,7 +100,8 @@ def inputs(args: tuple, kwargs: dict | None = None) -> tuple[tuple, dict] | None
     """The twin of the call ``f(*args, **kwargs)``, or None when nothing in it can be drawn again."""
     kwargs = dict(kwargs or {})
     call = (args, kwargs)
-    redraw = "floats" if floats(call) else "ints" if _has_ints(call) else "flags" if _has_flags(call) else ""
+    has_ints, has_flags = _holds(call, _is_int), _holds(call, lambda v: isinstance(v, bool))
+    redraw = "floats" if floats(call) else "ints" if has_ints else "flags" if has_flags else ""
     if not redraw:
         return None
     rng = np.random.default_rng(seed_of(args, kwargs))

@@ -31,7 +31,6 @@ from autograder import diagnose
 from autograder.diagnose import answers, catalog, twin
 from autograder.diagnose.trace import follow, match, upstream, words
 from autograder.diagnose.trace.model import Trace, TraceError, parse
-from autograder.sandbox.protocol import AsTorch
 
 STEP_BUDGET_S = 25.0  # the most a step's diagnoses may take together (sandbox and trusted side)
 
@@ -367,14 +366,6 @@ def _part(value: Any, path: tuple[int, ...]) -> Any:
     return value
 
 
-def _plain(value: Any) -> Any:
-    if isinstance(value, AsTorch):
-        return value.array
-    if isinstance(value, (tuple, list)):
-        return type(value)(_plain(v) for v in value)
-    return value
-
-
 def culprit_mistake(callee: upstream.Callee, sides: Sides) -> str | None:
     """The known mistake of an earlier step's function that answered wrongly, confirmed on its call's twin.
 
@@ -392,7 +383,7 @@ def culprit_mistake(callee: upstream.Callee, sides: Sides) -> str | None:
     with_ref = next(iter(inspect.signature(variants).parameters), "") == "ref"
 
     def answers(args: tuple, kwargs: dict) -> Mapping[str, Any]:
-        plain_args, plain_kwargs = _plain(args), {k: _plain(v) for k, v in kwargs.items()}
+        plain_args, plain_kwargs = upstream.plain(args), {k: upstream.plain(v) for k, v in kwargs.items()}
         with np.errstate(all="ignore"):
             return variants(ref, *plain_args, **plain_kwargs) if with_ref else variants(*plain_args, **plain_kwargs)
 

@@ -180,16 +180,17 @@ def culprits(wrong: list[Callee], trace: Trace) -> list[Callee]:
 def stand_ins(wrong: list[Callee]) -> list[dict]:
     """The stand-ins that answer each wrong callee's call with the reference's value."""
     return [
-        {"function": c.function, "args": [_plain(a) for a in (*c.args, *c.kwargs.values())], "result": c.reference}
+        {"function": c.function, "args": [plain(a) for a in (*c.args, *c.kwargs.values())], "result": c.reference}
         for c in wrong
     ]
 
 
-def _plain(value: Any) -> Any:
+def plain(value: Any) -> Any:
+    """A value as sent to the student's side: tensors as their arrays (the stand-ins make them tensors again)."""
     if isinstance(value, AsTorch):
         return value.array
     if isinstance(value, (list, tuple)):
-        return type(value)(_plain(v) for v in value)
+        return type(value)(plain(v) for v in value)
     return value
 
 
@@ -204,7 +205,7 @@ def answered(trace: Trace, ask: Calls) -> list[dict]:
             pending.append((str(entry.get("function", "")), tuple(v for _, v in values), {}))
     replies = ask(pending) if pending else []
     return [
-        {"function": function, "args": [_plain(a) for a in args], "result": reply.get("value")}
+        {"function": function, "args": [plain(a) for a in args], "result": reply.get("value")}
         for (function, args, _kw), reply in zip(pending, replies)
         if isinstance(reply, dict) and reply.get("ok")
     ]
