@@ -1,23 +1,31 @@
 """What graders write checks with: calls into the sandbox and expectations.
 
 A grader calls student code through :class:`Lab` and gets a :class:`Got`: the
-value plus the words that describe the call. Every expectation that does not
-hold raises :class:`CheckFailed` with a message from the one template in
-:mod:`autograder.messages`, with the likely mistake when the value matches a
-known wrong answer.
+value plus the words that describe the call, and how it was made (its
+:class:`~autograder.diagnose.trace.explain.Source`). Every expectation that
+does not hold raises :class:`CheckFailed` with a message from the one template
+in :mod:`autograder.messages`, with how the value relates to the expected one
+and, when the grader can prove it, the likely mistake
+(:mod:`autograder.diagnose.trace.explain`: a known wrong answer confirmed on the
+call's twin, a wrong function of an earlier step, or where the student's
+computation parts from the reference's). Only a check that failed is diagnosed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import os
+import traceback
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
 import numpy as np
 
-from autograder import cases, diagnose, messages
+from autograder import cases, messages
 from autograder.diagnose import catalog, relations
 from autograder.diagnose import context as call_context
+from autograder.diagnose.trace import explain
+from autograder.diagnose.trace import sides as diagnosis_sides
 from autograder.evidence import RECORDER, Evidence, keepable
 from autograder.i18n import N_, _, counted
 from autograder.sandbox import outcome as outcomes
@@ -39,6 +47,17 @@ UNNAMED_PROBLEM = N_("{error}, a message that does not name the problem")
 WITH_INPUTS = N_("{call} with {inputs}")
 WITH_RANDOM = N_("{call} with random {inputs}")
 ROUNDING_ONLY = N_("{what} of rounding noise only (at most {limit}, what float32 arithmetic leaves{exact})")
+
+
+BROKEN_LOG = "ATTNLAB_DIAGNOSIS_LOG"  # a file the benchmarks set: each diagnosis that broke appends its traceback
+
+
+def _broken() -> None:
+    """Note a diagnosis that broke where a benchmark asked for it (the check keeps its message either way)."""
+    path = os.environ.get(BROKEN_LOG)
+    if path:
+        with open(path, "a", encoding="utf-8") as log:
+            log.write(traceback.format_exc() + "\n")
 
 
 class CheckFailed(AssertionError):
@@ -69,13 +88,15 @@ class NeedsReview(CheckFailed):
 
 @dataclass
 class Got:
-    """A value that came back from student code, and the call that produced it."""
+    """A value that came back from student code, the call that produced it, and how to diagnose it."""
 
     step: Step
     call: str
     value: Any
     output: str = field(default="", repr=False)
     context: dict[str, float] = field(default_factory=dict, repr=False)  # the call's named sizes (d_k, n, ...)
+    source: explain.Source | None = field(default=None, repr=False)  # how the value was made (None: not by a call)
+    sides: explain.Sides | None = field(default=None, repr=False)  # where its diagnosis runs
 
     def fail(
         self,
@@ -85,15 +106,42 @@ class Got:
         evidence: Evidence | None = None,
         not_started: str = "",
         relation: relations.Relation | None = None,
+        diagnosis: explain.Diagnosis | None = None,
     ) -> NoReturn:
         """Fail the check; ``not_started`` says in a few words that the work is not there yet (no report, no answer).
 
-        ``relation`` says how the value relates to the expected one, when the grader found out.
+        ``mistake_id`` names a mistake the check itself established (an input changed by the call, a
+        misconception a prediction states); ``diagnosis`` is what :meth:`explain` proved or noted; ``relation``
+        says how the value relates to the expected one, when the grader found out.
         """
-        text = catalog.describe(mistake_id) if mistake_id else None
+        text = catalog.describe(mistake_id) if mistake_id and catalog.known(mistake_id) else None
         how = relation.sentence() if relation is not None else None
+        if diagnosis is not None:
+            mistake_id = diagnosis.mistake
+            known = mistake_id is not None and catalog.known(mistake_id)
+            text = diagnosis.text or (catalog.describe(mistake_id) if known else None)
+            if diagnosis.note:
+                how = f"{how}; {diagnosis.note}" if how else diagnosis.note
         message = messages.failure(self.step, self.call, expected, got, text, how)
         raise CheckFailed(message, mistake_id, evidence, _(not_started) if not_started else "")
+
+    def explain(self, value: Any, wrong: Mapping[str, Any] | None) -> explain.Diagnosis | None:
+        """What the grader can prove about why ``value`` (this call's, as checked) is wrong: see
+        :func:`autograder.diagnose.trace.explain.explain`. Nothing without the call that made it."""
+        if self.source is None or self.sides is None:
+            return None
+        try:
+            return explain.explain(self.source, value, wrong, self.sides, self.source.base)
+        except Exception:  # a diagnosis that breaks must never cost the check its message
+            _broken()
+            return None
+
+    def derive(self, call: str, value: Any, *, derived: bool = False) -> Got:
+        """This call's value (``derived``: a quantity computed from it) under another description."""
+        source = self.source
+        if source is not None and derived and not source.derived:
+            source = source.deriving(self.value)
+        return Got(self.step, call, value, self.output, self.context, source, self.sides)
 
     def review(self, expected: str, got: str) -> NoReturn:
         """Mark the check *for review* (:class:`NeedsReview`): ``got`` says why it cannot be verified here."""
@@ -102,13 +150,36 @@ class Got:
     def no_result(
         self, outcome: outcomes.Failure, function: str, called: str, expected: str = messages.A_RESULT
     ) -> NoReturn:
-        """Fail because the call ``called`` (``module.name``, shown as ``function``) ended in ``outcome``."""
-        got = messages.no_result(outcome, function, self.step, called)
-        raise CheckFailed(messages.failure(self.step, self.call, expected, got), outcome=outcome, function=called)
+        """Fail because the call ``called`` (``module.name``, shown as ``function``) ended in ``outcome``.
 
-    def with_value(self, value: Any) -> Got:
-        """The same call with a value derived from it (e.g. the unmasked entries)."""
-        return Got(self.step, self.call, value, self.output, self.context)
+        An error raised in one lab file whose cause is another lab function's wrong answer says so.
+        """
+        got = messages.no_result(outcome, function, self.step, called)
+        cause = None
+        if isinstance(outcome, outcomes.Raised) and self.source is not None and self.sides is not None:
+            try:
+                cause = explain.cause_of_error(self.source, self.sides, outcome.file)
+            except Exception:  # a diagnosis that breaks must never cost the check its message
+                _broken()
+                cause = None
+        text, mistake = (cause.text, cause.mistake) if cause is not None else (None, None)
+        message = messages.failure(self.step, self.call, expected, got, text)
+        raise CheckFailed(message, mistake, outcome=outcome, function=called)
+
+    def with_value(self, value: Any, *, derived: bool = True) -> Got:
+        """The same call with a value derived from it (e.g. the unmasked entries); ``derived=False``: the same
+        value in another form (a number as a 0-d array)."""
+        source = self.source
+        if source is not None and derived and not source.derived:
+            source = source.deriving(self.value)
+        return Got(self.step, self.call, value, self.output, self.context, source, self.sides)
+
+    def entry(self, index: int) -> Got:
+        """Entry ``index`` of a returned tuple under the same description (a probe's result beside what it
+        recorded), still the call's own value for its diagnosis."""
+        value = self.value[index]
+        source = self.source.at(index) if self.source is not None and not self.source.derived else None
+        return Got(self.step, self.call, value, self.output, self.context, source, self.sides)
 
     def parts(self, *names: str) -> list[Got]:
         """The entries of a returned tuple, e.g. ``output, weights = got.parts("output", "weights")``.
@@ -122,7 +193,18 @@ class Got:
             self.fail(
                 counted(messages.A_TUPLE, len(names)).format(count=len(names), names=", ".join(shown)), describe(value)
             )
-        return [Got(self.step, f"{self.call} -> {name}", v, self.output, self.context) for name, v in zip(shown, value)]
+        return [
+            Got(
+                self.step,
+                f"{self.call} -> {name}",
+                v,
+                self.output,
+                self.context,
+                self.source.at(index) if self.source is not None and not self.source.derived else None,
+                self.sides,
+            )
+            for index, (name, v) in enumerate(zip(shown, value))
+        ]
 
     def array(self, shape: tuple[int, ...] | None = None) -> np.ndarray:
         """The value as a numeric array (numpy or torch), of ``shape`` if given."""
@@ -163,7 +245,7 @@ def with_inputs(call: str, inputs: str, *, random: bool = False) -> str:
 def as_number(got: Got) -> Got:
     """The value as a 0-d float array, for ``expect_close``; numpy scalars count as numbers."""
     value = np.asarray(got.value) if isinstance(got.value, np.generic) else got.value
-    return got.with_value(np.asarray(got.with_value(value).number()))
+    return got.with_value(np.asarray(got.with_value(value, derived=False).number()), derived=False)
 
 
 # Counts (parameters, bytes, FLOPs) are integers: exact to the unit.
@@ -183,11 +265,38 @@ def describe(value: Any) -> str:
     return f"{type(value).__name__} {messages.short(value)}"
 
 
-class Lab:
-    """The submission's modules for one step, reached through a sandbox."""
+class _LazySides:
+    """The step's diagnosis sides, made only when a check fails (an honest submission never starts them)."""
 
-    def __init__(self, sandbox: Sandbox, step: Step) -> None:
-        self.sandbox, self.step = sandbox, step
+    def __init__(self, lab: Lab) -> None:
+        self._lab = lab
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._lab.sides, name)
+
+
+def close(sandbox: Sandbox) -> None:
+    """Close a step's sandbox and the diagnosis child it may have (the engine, when the step is done)."""
+    diagnosis_sides.close(sandbox)
+
+
+class Lab:
+    """The submission's modules for one step, reached through a sandbox.
+
+    ``trusted`` gives the grade's trusted side (:mod:`autograder.oracle`) when the grade has the reference; a
+    failed check's diagnosis then also traces and replays (:mod:`autograder.diagnose.trace`).
+    """
+
+    def __init__(self, sandbox: Sandbox, step: Step, trusted: Callable[[], Any] | None = None) -> None:
+        self.sandbox, self.step, self.trusted = sandbox, step, trusted
+
+    @property
+    def sides(self) -> explain.Sides:
+        """Where this step's diagnoses run (made on the first failed check)."""
+        return diagnosis_sides.of(self.sandbox, self.trusted)
+
+    def _got(self, text: str, outcome: outcomes.Returned, source: explain.Source, context: dict) -> Got:
+        return Got(self.step, text, outcome.value, outcome.output, context, source, _LazySides(self))
 
     def _split(self, function: str) -> tuple[str, str]:
         module, _dot, name = function.rpartition(".")
@@ -200,21 +309,25 @@ class Lab:
         ``"softmax(x) with the worked example's scaled scores"``.
         """
         module, name = self._split(function)
+        source = explain.Source("call", module, name, args, kwargs)
         outcome = self.sandbox.run_call(module, name, *args, **kwargs)
         if not isinstance(outcome, outcomes.Returned):
-            Got(self.step, text, None).no_result(outcome, name, f"{module}.{name}")
-        return Got(self.step, text, outcome.value, outcome.output, call_context.of(f"{module}.{name}", args, kwargs))
+            failed = Got(self.step, text, None, source=source, sides=_LazySides(self))
+            failed.no_result(outcome, name, f"{module}.{name}")
+        return self._got(text, outcome, source, call_context.of(f"{module}.{name}", args, kwargs))
 
     def probe(self, name: str, *args: Any, text: str, module: str | None = None) -> Got:
         """Run the child-side probe ``name`` (see :mod:`autograder.sandbox.probes`); a reply of another shape than
         the probe declares (:data:`~autograder.sandbox.probes.REPLIES`) costs the check as one the grader cannot
         read."""
+        source = explain.Source("probe", module or self.step.module, name, args)
         outcome = self.sandbox.run_probe(name, module or self.step.module, *args)
         if isinstance(outcome, outcomes.Returned) and not REPLIES.get(name, replies.anything)(outcome.value):
             outcome = outcomes.Malformed(_(FORGED).format(name=name), outcome.output)
         if not isinstance(outcome, outcomes.Returned):
-            Got(self.step, text, None).no_result(outcome, _(IT), f"probe.{name}")
-        return Got(self.step, text, outcome.value, outcome.output)
+            failed = Got(self.step, text, None, source=source, sides=_LazySides(self))
+            failed.no_result(outcome, _(IT), f"probe.{name}")
+        return self._got(text, outcome, source, {})
 
     def raises(
         self,
@@ -232,7 +345,7 @@ class Lab:
         """
         module, name = self._split(function)
         expected = _(NAMING_THE_PROBLEM).format(error=error, problem=_(problem))
-        got = Got(self.step, text, None)
+        got = Got(self.step, text, None)  # no diagnosis: the call is expected to raise
         outcome = self.sandbox.run_call(module, name, *args, **kwargs)
         if isinstance(outcome, outcomes.Returned):
             got.fail(expected, _(NO_ERROR).format(value=describe(outcome.value)))
@@ -264,12 +377,12 @@ def expect_close(
     expected = np.asarray(expected, dtype=float)
     value = got.value
     if isinstance(value, np.ndarray) and value.shape != expected.shape:
-        mistake = diagnose.identify(value, wrong or {})
+        found = got.explain(value, wrong)
         got.fail(
             _(messages.AN_ARRAY_OF_SHAPE).format(shape=messages.shape(expected)),
             _(messages.OF_SHAPE).format(shape=messages.shape(value)),
-            mistake,
-            relation=None if mistake else relations.shape_relation(value.shape, expected.shape),
+            relation=relations.shape_relation(value.shape, expected.shape),
+            diagnosis=found,
         )
     array = got.array(expected.shape).astype(float)
     same_inf = np.array_equal(np.isinf(array), np.isinf(expected)) and np.array_equal(
@@ -283,30 +396,26 @@ def expect_close(
         if exhibit and evidence is not None:
             RECORDER.record(evidence)
         return array
-    mistake, relation = diagnosis(got, array, expected, wrong)
+    found, relation = diagnosis(got, array, expected, wrong)
     got.fail(
         messages.short(expected),
         messages.short(array) + messages.worst_entry(array, expected, rtol=rtol, atol=atol),
-        mistake,
-        evidence,
+        evidence=evidence,
         relation=relation,
+        diagnosis=found,
     )
 
 
 def diagnosis(
     got: Got, array: np.ndarray, expected: np.ndarray, wrong: Mapping[str, Any] | None
-) -> tuple[str | None, relations.Relation | None]:
-    """The mistake a failed array names (the closest known or generated wrong answer), else how it relates.
+) -> tuple[explain.Diagnosis | None, relations.Relation | None]:
+    """What a failed array check says about its cause: how the array relates to the expected one (always, when a
+    relation holds), and the mistake the grader proved (see :meth:`Got.explain`), if any.
 
-    A relation that is a mistake by itself (half-precision rounding) names it.
+    A relation never names a mistake by itself: half-precision-sized errors are named only when the student's own
+    computation is seen to run in half precision.
     """
-    mistake = diagnose.identify(array, wrong or {})
-    if mistake is not None:
-        return mistake, None
-    relation = relations.relate(array, expected, got.context)
-    if relation is not None and relation.mistake is not None and catalog.known(relation.mistake):
-        return relation.mistake, relation
-    return None, relation
+    return got.explain(array, wrong), relations.relate(array, expected, got.context)
 
 
 def expect_case(got: Got, case: str, part: int | None = None, **options: Any) -> np.ndarray:
@@ -354,8 +463,21 @@ def expect_that(
     """
     if holds:
         return
-    found = diagnose.identify(np.asarray(value), wrong) if value is not None and wrong else None
-    got.fail(expected, got_text, found or mistake)
+    found = got.explain(np.asarray(value), wrong) if value is not None else got.explain(got.value, None)
+    if found is not None and found.mistake is not None:
+        got.fail(expected, got_text, diagnosis=found)
+    got.fail(expected, got_text, mistake or _flagged(value, wrong))
+
+
+def _flagged(value: Any, wrong: Mapping[str, Any] | None) -> str | None:
+    """The mistake a failed property is by itself when its wrong answer is a flag the check established (``True``:
+    the cache was not used), not a number that could agree by chance."""
+    flag = np.asarray(value) if value is not None else None
+    if flag is None or flag.dtype != bool or flag.shape != () or not wrong or len(wrong) != 1:
+        return None
+    ((key, answer),) = wrong.items()
+    answer = np.asarray(answer)
+    return key if answer.dtype == bool and answer.shape == () and bool(answer) == bool(flag) else None
 
 
 def rounding_limit(scale: float = 1.0) -> float:

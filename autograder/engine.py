@@ -27,7 +27,19 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from autograder import grader_fixtures, intake, lanes, messages, oracle, pristine, stubbed, submission, tasks, untouched
+from autograder import (
+    checking,
+    grader_fixtures,
+    intake,
+    lanes,
+    messages,
+    oracle,
+    pristine,
+    stubbed,
+    submission,
+    tasks,
+    untouched,
+)
 from autograder.checking import CheckFailed, Lab, NeedsReview
 from autograder.checklist import MARKERS, points_of, step_of, title_of
 from autograder.evidence import RECORDER
@@ -179,7 +191,7 @@ class GradingPlugin:
         """
         step = step_of(request.node)
         for other in [s for s in self._sandboxes if s != step.id]:
-            self._sandboxes.pop(other).close()
+            checking.close(self._sandboxes.pop(other))
         if step.id not in self._sandboxes:
             self._sandboxes[step.id] = Sandbox(
                 self.folder,
@@ -190,11 +202,23 @@ class GradingPlugin:
                 torch=step.child_uses_torch or not self.numpy_children,
                 cpus=self.cpus(),
             )
-        return Lab(self._sandboxes[step.id], step)
+        return Lab(self._sandboxes[step.id], step, self._trusted(step))
+
+    def _trusted(self, step: tasks.Step) -> Callable[[], tuple[oracle.Oracle, Reference]] | None:
+        """Where a failed check's diagnosis runs the reference (None without one): this grade's oracle for a torch
+        step, this process for a numpy one (its reference modules are loaded here already), and the reference
+        itself, for the known wrong answers of an earlier step's function."""
+        if self.options.reference is None:
+            return None
+
+        def trusted() -> tuple[oracle.Oracle, Reference]:
+            return (self.oracle() if step.torch else oracle.InProcessOracle(self.ref())), self.ref()
+
+        return trusted
 
     def close_sandboxes(self) -> None:
         for sandbox in self._sandboxes.values():
-            sandbox.close()
+            checking.close(sandbox)
         self._sandboxes.clear()
         if self._oracle is not None:
             self._oracle.close()

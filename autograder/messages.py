@@ -152,11 +152,15 @@ def worst_entry(got: np.ndarray, expected: np.ndarray, *, rtol: float = 0.0, ato
     difference at all, so it gives the size of the difference instead and says
     that the check is about precision, with what it allows (``atol + rtol * |expected|``).
     """
+    got, expected = got.astype(float), expected.astype(float)
     with np.errstate(invalid="ignore"):
-        diff = np.abs(got.astype(float) - expected.astype(float))
+        diff = np.abs(got - expected)
     if diff.size == 0 or diff.ndim == 0:
         return ""
-    diff = np.where(np.isnan(diff), np.inf, diff)
+    same = (got == expected) | (np.isnan(got) & np.isnan(expected))  # -inf where -inf is expected is no difference
+    diff = np.where(same, 0.0, np.where(np.isnan(diff), np.inf, diff))
+    if not np.any(diff):
+        return ""
     index = np.unravel_index(int(np.argmax(diff)), diff.shape)
     where = ", ".join(str(int(i)) for i in index)
     wanted, value = float(expected[index]), float(got[index])
@@ -166,6 +170,49 @@ def worst_entry(got: np.ndarray, expected: np.ndarray, *, rtol: float = 0.0, ato
             size=f"{float(diff[index]):.2g}", where=where, expected=f"{wanted:.6g}", allowed=allowed
         )
     return _(WORST).format(where=where, expected=f"{wanted:.6g}", got=f"{value:.6g}")
+
+
+# -- diagnoses that follow the student's computation (autograder.diagnose.trace) -----------------------------------
+# Where the two computations part, and how (the reference, changed in just that way, gives the student's numbers
+# on the check's input and on its twin). {where} is a place in the student's file, {how} one of the TRACE_* below.
+TRACE_AT = N_("your computation parts from the reference's at {where}: {how}")
+TRACE_PLACE = N_("line {line} of {file}")
+TRACE_AXIS = N_("{op} runs over axis {student} where the reference takes axis {reference}")
+TRACE_PARAM = N_("{op} is called with {name} = {student} where the reference uses {name} = {reference}")
+TRACE_CONSTANT = N_("{op} uses the number {student} where the reference uses {reference}")
+TRACE_ARGUMENTS = N_("{op} is called with other arguments than the reference's")
+TRACE_OPERAND = N_("{op} takes {student} where the reference takes {reference}")
+TRACE_MISSING = N_("the reference applies {op} to {operand} here, and your code goes on with {operand} as it is")
+TRACE_MISSING_WITH = N_(
+    "the reference applies {op} with {other} to {operand} here, and your code goes on with {operand} as it is"
+)
+TRACE_EXTRA = N_("your code applies {op} here, which the reference does not")
+TRACE_RETURNS = N_("your code returns {reference}, a value the reference computes on the way but does not return")
+TRACE_OTHER = N_(
+    "this value is computed otherwise than by the reference's {op}; every value before it agrees with the "
+    "reference's, and from it on your code does what the reference does"
+)
+TRACE_DTYPE = N_("this value is computed in {dtype}, which rounds it; the reference keeps float32 or float64")
+TRACE_MORE = Nn_("; and {count} more difference after it", "; and {count} more differences after it")
+TRACE_AGAIN = Nn_("; and the same in {count} more place", "; and the same in {count} more places")
+TRACE_INPUT = N_("the input {name}")
+TRACE_VALUE_AT = N_("the value of line {line}")
+TRACE_RESULT_OF = N_("what {function} returned on line {line}")
+TRACE_VALUE = N_("another value")
+# A lab function of another step is wrong inside this call (upstream first).
+UPSTREAM = N_(
+    "your {function} ({file}, step {number}: '{title}') gives other values than the reference for the inputs "
+    "this call passes it; fix step {number} first"
+)
+UPSTREAM_THERE = N_("{upstream} (the likely mistake there: {mistake})")
+UPSTREAM_AND_OWN = N_("{upstream}. Even with a correct {function}: {own}")
+UPSTREAM_SHAPE = N_("{function} ({file}) returned an array of shape {got} where the reference returns {expected}")
+UPSTREAM_DTYPE = N_("{function} ({file}) returned {got} where the reference returns {expected} for the same inputs")
+RAISED_LATER = N_("{cause}; the error was raised later, in {raised}")
+# When the grader cannot follow the computation, it says so rather than guess.
+UNFOLLOWED = N_("the grader could not follow your computation step by step ({why}), so it names no cause")
+WHY_TRUNCATED = N_("it is too long to follow")
+WHY_UNTRACED = N_("part of it is a Python loop over single numbers or another library's code")
 
 
 # -- how a call into student code ended (the only place an outcome becomes words) ------------

@@ -74,9 +74,22 @@ def test_orders_are_worded() -> None:
     assert "pairs split into two halves" in relate(E[:, [0, 2, 4, 1, 3, 5]], E).sentence()
 
 
-def test_half_precision_names_a_mistake_and_float32_does_not() -> None:
-    assert relate(_bfloat16(E), E).mistake == relations.HALF_PRECISION
+def test_a_relation_names_no_mistake() -> None:
+    """Half-precision-sized errors say how the numbers differ; half precision is named only where the grader saw
+    the student's computation run in it (autograder.diagnose.trace)."""
+    assert relate(_bfloat16(E), E).kind == "half_precision" and relate(_bfloat16(E), E).mistake is None
     assert relate(E.astype(np.float32).astype(float), E).mistake is None
+
+
+def test_errors_of_one_percent_are_not_called_rounding() -> None:
+    """Issue 32: an unscaled backward or an inverted scale is off by about 1e-2 of the largest entry, but by far
+    more than rounding on its small entries; it is no half-precision rounding."""
+    weights = _softmax(np.array([[0.0, 3.0 / np.sqrt(2)], [6.0 / np.sqrt(2), -4.0 / np.sqrt(2)]]), 1)
+    unscaled = _softmax(np.array([[0.0, 3.0], [6.0, -4.0]]), 1)  # the same head without 1/sqrt(d_k)
+    found = relate(unscaled.T, weights.T)
+    assert found is None or found.kind != "half_precision", found
+    bigger = E + 1e-2 * np.sign(E) * np.abs(E).max()  # 1e-2 of the scale on every entry, small ones included
+    assert (relate(bigger, E) or relations.Relation("none", "")).kind != "half_precision"
 
 
 @pytest.mark.parametrize(

@@ -96,14 +96,14 @@ VARIANTS = (
         "x = multi_head(X, heads, W_O)",
         "block_no_attention_residual",
     ),
-    # a mistake of step 2 shows up in the block's checks under its own name
+    # a mistake of step 2 sends the block's checks back to step 2 (upstream first), naming its function
     Variant(
         "block_via_missing_scale",
         STEP,
         "scaling",
         "return scores(Q, K) / np.sqrt(d_k)",
         "return scores(Q, K)",
-        "missing_scale",
+        "upstream.scaling.scaled_scores",
     ),
     Variant(
         "layernorm_eps_on_std",

@@ -37,6 +37,7 @@ MARKING_CALLS = frozenset({"_", "N_", "Nn_", "ngettext", "Step", "Mistake"})
 KEYWORDS_SUFFIX = "KEYWORDS"  # constants of words looked for in a student's own message (never shown)
 OPEN, CLOSE = "\u27e6", "\u27e7"
 MARKED = re.compile(f"{OPEN}.*?{CLOSE}", re.S)
+QUOTED_CODE = re.compile(r"\(`[^`]*`\)")  # the diagnosis quotes the student's line as (`code`)
 STUDENT_ERROR = re.compile(r"\b[A-Z]\w*(Error|Exception|Warning)\b")  # a student's exception, quoted in a message
 
 
@@ -131,6 +132,7 @@ def english_outside_the_catalog(text: str) -> list[str]:
         # A student's exception is quoted with its class name just before the quoted detail, which the
         # template's own translated punctuation may part from it ("ValueError", then "⟦: ⟧", then "matmul: ...").
         before = (pieces[index - 1] + marks[index - 1])[-60:] if index else ""
+        piece = QUOTED_CODE.sub("", piece)  # a line of the student's own code, quoted as it is
         if english_words(piece) and not STUDENT_ERROR.search(piece) and not STUDENT_ERROR.search(before):
             left.append(piece)
     return left

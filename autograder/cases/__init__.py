@@ -8,6 +8,11 @@ fails when a snapshot is stale. Hidden checks compute the same things live.
 
 Each module of this package defines ``CASES`` (a tuple of :class:`Case`) for
 its steps; case names are unique across modules.
+
+Each case also has a *twin* (:mod:`autograder.diagnose.twin`: the same call on
+fresh numbers), stored as the case ``<name>~twin``: a failed check names a
+mistake only when the student's answer on the twin is that mistake's answer
+there too (:mod:`autograder.diagnose.answers`).
 """
 
 from __future__ import annotations
@@ -23,7 +28,11 @@ from typing import Any
 
 import numpy as np
 
+from autograder.diagnose import search, twin
+from autograder.diagnose.answers import Answers
+
 SNAPSHOT_DIR = "snapshots"
+TWIN = "~twin"  # a case's twin is stored as the case "<name>~twin"
 
 
 @dataclass(frozen=True)
@@ -36,12 +45,29 @@ class Case:
     args: tuple
     variants: Callable[..., dict[str, Any]] | None = None
     kwargs: dict = field(default_factory=dict)
+    # A case checked through a call of other inputs (``incremental_attention(X, W_Q, W_K, W_V)``, checked against
+    # ``attention(Q, K, V, mask)`` of the projections): those inputs, and how they give the case's arguments. Its
+    # twin is the twin of the call's inputs, so that it is the same as the twin of the student's call.
+    inputs: tuple | None = None
+    from_inputs: Callable[..., tuple] | None = None
 
-    def run(self, ref) -> tuple[Any, dict[str, Any]]:
-        """The reference's answer and the wrong answers, for the snapshot."""
-        expected = getattr(getattr(ref, self.module), self.function)(*self.args, **self.kwargs)
-        wrong = self.variants(ref, *self.args, **self.kwargs) if self.variants else {}
+    def run(self, ref, args: tuple | None = None, kwargs: dict | None = None) -> tuple[Any, dict[str, Any]]:
+        """The reference's answer and the wrong answers (on the case's inputs, or on ``args``), for the snapshot."""
+        args, kwargs = (self.args, self.kwargs) if args is None else (args, kwargs or {})
+        expected = getattr(getattr(ref, self.module), self.function)(*args, **kwargs)
+        wrong = self.variants(ref, *args, **kwargs) if self.variants else {}
         return expected, wrong
+
+    def twin(self) -> tuple[tuple, dict] | None:
+        """The twin of the case's inputs (the same every time), or None if nothing in them can be drawn again:
+        of the call's inputs, for a case checked through another call (:attr:`inputs`)."""
+        return twin.inputs(self.inputs if self.inputs is not None else self.args, {} if self.inputs else self.kwargs)
+
+    def twin_arguments(self, drawn: tuple[tuple, dict]) -> tuple[tuple, dict]:
+        """The case's own arguments on its twin (from the twin of the call's inputs when it has them)."""
+        if self.inputs is not None and self.from_inputs is not None:
+            return tuple(self.from_inputs(*drawn[0])), dict(self.kwargs)
+        return drawn
 
 
 def case_modules() -> dict[str, Any]:
@@ -58,14 +84,19 @@ def _flatten(prefix: str, value: Any, into: dict[str, np.ndarray]) -> None:
 
 
 def build_snapshot(ref, cases: tuple[Case, ...]) -> dict[str, np.ndarray]:
-    """Every case's expected and wrong answers, flattened to named arrays."""
+    """Every case's expected and wrong answers, and its twin's, flattened to named arrays."""
     arrays: dict[str, np.ndarray] = {}
     with np.errstate(all="ignore"):
         for case in cases:
-            expected, wrong = case.run(ref)
-            _flatten(f"{case.name}/expected", expected, arrays)
-            for mistake, value in wrong.items():
-                _flatten(f"{case.name}/{mistake}", value, arrays)
+            runs = [(case.name, case.run(ref))]
+            drawn = case.twin()
+            if drawn is not None:
+                with search.every_variant():  # every name found on the case has its own answer on the twin
+                    runs.append((case.name + TWIN, case.run(ref, *case.twin_arguments(drawn))))
+            for name, (expected, wrong) in runs:
+                _flatten(f"{name}/expected", expected, arrays)
+                for mistake, value in wrong.items():
+                    _flatten(f"{name}/{mistake}", value, arrays)
     return arrays
 
 
@@ -122,8 +153,7 @@ def expected(case: str, part: int | None = None) -> np.ndarray:
     return _arrays(case)[key]
 
 
-def wrong(case: str, part: int | None = None) -> dict[str, np.ndarray]:
-    """The known wrong answers to a case, by mistake id."""
+def _stored_wrong(case: str, part: int | None) -> dict[str, np.ndarray]:
     suffix = f"/{part}" if part is not None else ""
     found = {}
     for key, value in _arrays(case).items():
@@ -132,3 +162,33 @@ def wrong(case: str, part: int | None = None) -> dict[str, np.ndarray]:
         if mistake != "expected" and (f"/{tail}" if tail else "") == suffix:
             found[mistake] = value
     return found
+
+
+@cache
+def _case(name: str) -> Case | None:
+    """The case called ``name`` (its module is imported now), or None."""
+    entry = _index().get(name)
+    if entry is None:
+        return None
+    module = importlib.import_module(f"{__name__}.{entry[0]}")
+    return next((c for c in module.CASES if c.name == name), None)
+
+
+def wrong(case: str, part: int | None = None) -> Answers:
+    """The known wrong answers to a case, by mistake id, with their twin (the answers on the case's twin)."""
+
+    def twin_of() -> tuple[tuple, dict, dict[str, np.ndarray]] | None:
+        found, drawn = _case(case), None
+        if found is not None:
+            drawn = found.twin()
+        if drawn is None or case + TWIN not in _index():
+            return None
+        return drawn[0], drawn[1], _stored_wrong(case + TWIN, part)
+
+    return Answers.of(_stored_wrong(case, part), twin_of)
+
+
+def twin_args(case: str) -> tuple[tuple, dict] | None:
+    """The twin of a case's inputs."""
+    found = _case(case)
+    return found.twin() if found is not None else None

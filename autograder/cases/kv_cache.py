@@ -88,13 +88,43 @@ def _decode_variants(ref, q, K, V):
     return kv_mistakes.decode_variants(ref, q, K, V)
 
 
+HEAD_KEYS = ("X", "W_Q", "W_K", "W_V")
+DECODE_KEYS = ("K_cached", "V_cached", "x_t", "W_Q", "W_K", "W_V")
+
+
+def _head_arguments(*inputs: np.ndarray) -> tuple:
+    """The case arguments ``(Q, K, V, causal mask)`` from ``incremental_attention``'s inputs."""
+    return causal_qkv(dict(zip(HEAD_KEYS, inputs)))
+
+
+def _decode_arguments(*inputs: np.ndarray) -> tuple:
+    """The case arguments ``(q, K, V)`` from the probe ``decode_with_cache``'s inputs."""
+    return decode_qkv(dict(zip(DECODE_KEYS, inputs)))
+
+
 CASES: tuple[Case, ...] = (
     *(
-        Case(f"incremental_{name}", "scaling", "attention", causal_qkv(INPUTS[f"head_{name}"]), _incremental_variants)
+        Case(
+            f"incremental_{name}",
+            "scaling",
+            "attention",
+            causal_qkv(INPUTS[f"head_{name}"]),
+            _incremental_variants,
+            inputs=tuple(INPUTS[f"head_{name}"][k] for k in HEAD_KEYS),
+            from_inputs=_head_arguments,
+        )
         for name in ("worked", "one", "six", "batch", "float32")
     ),
     *(
-        Case(f"decode_{name}", "scaling", "attention", decode_qkv(INPUTS[f"decode_{name}"]), _decode_variants)
+        Case(
+            f"decode_{name}",
+            "scaling",
+            "attention",
+            decode_qkv(INPUTS[f"decode_{name}"]),
+            _decode_variants,
+            inputs=tuple(INPUTS[f"decode_{name}"][k] for k in DECODE_KEYS),
+            from_inputs=_decode_arguments,
+        )
         for name in ("single", "batch")
     ),
 )

@@ -29,8 +29,8 @@ class SummaryCase(Case):
 
     summary: Callable[[Any], Any] = _same
 
-    def run(self, ref) -> tuple[Any, dict[str, Any]]:
-        expected, wrong = super().run(ref)
+    def run(self, ref, args: tuple | None = None, kwargs: dict | None = None) -> tuple[Any, dict[str, Any]]:
+        expected, wrong = super().run(ref, args, kwargs)
         right = self.summary(expected)
         kept: dict[str, Any] = {}  # the first (simplest) of equal summaries names them; the right one names none
         for mistake, value in wrong.items():

@@ -24,6 +24,7 @@ import numpy as np
 from autograder import tasks
 from autograder.cases import Case, expected
 from autograder.diagnose import toy_gpt as gpt_mistakes
+from autograder.diagnose import twin
 from autograder.i18n import N_
 from autograder.kit import Kit
 
@@ -106,20 +107,31 @@ class TorchCase(Case):
     """A case of ``toy_gpt.py`` (torch): NumPy arguments become float64 tensors, :data:`KIT_WEIGHTS` the kit's
     weights."""
 
-    def run(self, ref) -> tuple[Any, dict[str, Any]]:
+    def run(self, ref, args: tuple | None = None, kwargs: dict | None = None) -> tuple[Any, dict[str, Any]]:
         kit = ref.toy_gpt.load_weights()
-        args = tuple(numpy_weights(kit) if arg is KIT_WEIGHTS else arg for arg in self.args)
-        result = getattr(ref.toy_gpt, self.function)(*(kit if arg is KIT_WEIGHTS else _torch(arg) for arg in self.args))
-        return _plain(result), (self.variants(ref, *args) if self.variants else {})
+        given = self.args if args is None else args
+        plain_args = tuple(numpy_weights(kit) if arg is KIT_WEIGHTS else arg for arg in given)
+        result = getattr(ref.toy_gpt, self.function)(*(kit if arg is KIT_WEIGHTS else _torch(arg) for arg in given))
+        return _plain(result), (self.variants(ref, *plain_args) if self.variants else {})
+
+    def twin(self) -> tuple[tuple, dict] | None:
+        """The twin of the call, the kit's weights among its arguments drawn again like any other floats (from the
+        snapshot's copy of them, so that the public grader draws the same twin without the reference)."""
+        if not any(arg is KIT_WEIGHTS for arg in self.args):
+            return super().twin()
+        return twin.inputs(tuple(kit_weights() if arg is KIT_WEIGHTS else arg for arg in self.args), self.kwargs)
 
 
 @dataclass(frozen=True)
 class WeightsCase(Case):
     """The kit's weights themselves, flattened in :data:`WEIGHT_KEYS` order (no wrong answers)."""
 
-    def run(self, ref) -> tuple[Any, dict[str, Any]]:
+    def run(self, ref, args: tuple | None = None, kwargs: dict | None = None) -> tuple[Any, dict[str, Any]]:
         arrays = flat(ref.toy_gpt.load_weights())
         return [arrays[key] for key in WEIGHT_KEYS], {}
+
+    def twin(self) -> tuple[tuple, dict] | None:
+        return None
 
 
 def _rng_inputs() -> dict[str, Any]:
@@ -149,8 +161,8 @@ def _kit_block(ref) -> dict[str, np.ndarray]:
 class KitBlockCase(TorchCase):
     """``causal_self_attention(x, <the kit's first block>, 2)``."""
 
-    def run(self, ref) -> tuple[Any, dict[str, Any]]:
-        x = self.args[0]
+    def run(self, ref, args: tuple | None = None, kwargs: dict | None = None) -> tuple[Any, dict[str, Any]]:
+        x = (self.args if args is None else args)[0]
         block = _kit_block(ref)
         result = ref.toy_gpt.causal_self_attention(_torch(x), _torch(block), KIT_SIZE["n_heads"])
         return _plain(result), gpt_mistakes.attention_variants(ref, x, block, KIT_SIZE["n_heads"])

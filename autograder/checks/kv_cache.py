@@ -9,11 +9,14 @@ the inputs' dtype is checked exactly.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np
 
 from autograder.checking import Got, expect_close, expect_that
+from autograder.diagnose import answers
+from autograder.diagnose.answers import Answers
 from autograder.i18n import N_, _, ngettext
 
 INCREMENTAL = dict(rtol=1e-5, atol=1e-6)  # float32 softmax on float64 inputs lands within 1e-7 of float64
@@ -29,23 +32,41 @@ AFTERWARDS = (N_("len(cache) afterwards"), N_("cache.keys afterwards"), N_("cach
 def expect_appends(got: Got, keys: Sequence[np.ndarray], values: Sequence[np.ndarray]) -> None:
     """The states the probe ``kv_cache_appends`` read after each append: length, keys and values in order."""
     sizes = [k.shape[-2] for k in keys]
-    for index, (length, cached_k, cached_v) in enumerate(got.value):
+    call = got.source.args if got.source is not None else ()
+    states = got.parts(*(f"{index}" for index in range(len(got.value)))) if isinstance(got.value, list) else []
+    for index, (state, (length, cached_k, cached_v)) in enumerate(zip(states, got.value)):
         after = _("{call}: after append {number}").format(call=got.call, number=index + 1)
-        for name, chunks, cached in (("keys", keys, cached_k), ("values", values, cached_v)):  # what they hold tells
-            expect_close(  # more than their count, so they are checked first
-                Got(got.step, f"{after}, cache.{name}", cached),
+        read = state.parts("len", "keys", "values")
+        for which, (name, chunks, cached) in enumerate((("keys", keys, cached_k), ("values", values, cached_v))):
+            expect_close(  # what they hold tells more than their count, so they are checked first
+                read[which + 1].derive(f"{after}, cache.{name}", cached),
                 np.concatenate(chunks[: index + 1], axis=-2),
-                wrong={"cache_keeps_last_only": chunks[index], **wrong_axes(chunks[: index + 1])},
+                wrong=Answers.of_call(call, {}, partial(_appended, which=which, index=index)),
             )
-        n, total = Got(got.step, f"{after}, len(cache)", length), sum(sizes[: index + 1])
+        n, total = read[0].derive(f"{after}, len(cache)", length), sum(sizes[: index + 1])
         expect_that(
             n,
             n.number() == total,
             ngettext("{value} token", "{value} tokens", total).format(value=total),
             f"{n.number():g}",
             value=np.asarray(n.number()),
-            wrong={"cache_keeps_last_only": np.asarray(sizes[index])},
+            wrong=Answers.of_call(call, {}, lambda a, k, index=index: {"cache_keeps_last_only": _sizes(a)[index]}),
         )
+
+
+def _chunks(args: tuple, which: int) -> list[np.ndarray]:
+    """The key (``which`` 0) or value chunks of the probe ``kv_cache_appends(keys, values)``, as arrays."""
+    return [np.asarray(getattr(chunk, "array", chunk)) for chunk in args[which]]
+
+
+def _sizes(args: tuple) -> list[np.ndarray]:
+    return [np.asarray(chunk.shape[-2]) for chunk in _chunks(args, 0)]
+
+
+def _appended(args: tuple, kwargs: dict, *, which: int, index: int) -> dict[str, np.ndarray]:
+    """The wrong cached keys or values after append ``index`` of the probe's chunks."""
+    chunks = _chunks(args, which)
+    return {"cache_keeps_last_only": chunks[index], **wrong_axes(chunks[: index + 1])}
 
 
 def wrong_axes(chunks: Sequence[np.ndarray]) -> dict[str, np.ndarray]:
@@ -78,4 +99,4 @@ def expect_incremental(
 
 def expect_decoded(out_t: Got, expected: np.ndarray, wrong: Mapping[str, np.ndarray]) -> None:
     """``decode_step``'s output: the new token's attention over the cached tokens and itself (``[..., 1, d_v]`` in)."""
-    expect_close(out_t, expected[..., 0, :], wrong={mistake: value[..., 0, :] for mistake, value in wrong.items()})
+    expect_close(out_t, expected[..., 0, :], wrong=answers.shaped(wrong, lambda value: value[..., 0, :]))

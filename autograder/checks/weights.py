@@ -14,8 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from autograder import chapter, diagnose
+from autograder import chapter
 from autograder.checking import Got, comparison, expect_close
+from autograder.diagnose import answers
 from autograder.evidence import ATTENTION_AXES, WORKED_EXAMPLE
 from autograder.i18n import N_, Nn_, _, counted
 
@@ -78,14 +79,14 @@ def expect_weight_rows(
         shown = None
         if expected is not None and np.shape(expected) == weights.shape:
             shown = comparison(got, np.asarray(expected, dtype=float), weights, axes, ticks, exhibit, passed=False)
-        got.fail(EXPECTED, problem, diagnose.identify(weights, wrong or {}), shown)
+        got.fail(EXPECTED, problem, evidence=shown, diagnosis=got.explain(weights, wrong))
     return weights
 
 
 def expect_head(got: Got, expected: tuple[Any, Any], wrong: Mapping[str, tuple[Any, Any]]) -> None:
     """Expect ``(output, weights)`` of one head as the reference's ``expected``, naming the mistakes in ``wrong``."""
     output, weights = got.parts("output", "weights")
-    weight_mistakes = {key: value[1] for key, value in wrong.items()}
+    weight_mistakes = answers.part(wrong, 1)
     expect_weight_rows(weights, wrong=weight_mistakes, expected=expected[1])
     expect_close(weights, expected[1], wrong=weight_mistakes, **WEIGHT_AXES)
-    expect_close(output, expected[0], wrong={key: value[0] for key, value in wrong.items()})
+    expect_close(output, expected[0], wrong=answers.part(wrong, 0))

@@ -18,9 +18,10 @@ from autograder.i18n import N_, _
 # Two mistakes of one composed diagnosis, joined in the student's language.
 BOTH = N_("{first}; and {second}")
 
+INFRASTRUCTURE = ("catalog", "search", "relations", "context", "answers", "twin")  # modules without mistakes
 MISTAKES: dict[str, Mistake] = {}
 for _info in pkgutil.iter_modules(diagnose.__path__):
-    if _info.name in ("catalog", "search", "relations", "context"):
+    if _info.ispkg or _info.name in INFRASTRUCTURE:  # the trace package names what it finds in its own words
         continue
     _module = importlib.import_module(f"{diagnose.__name__}.{_info.name}")
     _found = [*getattr(_module, "MISTAKES", {}).values(), *(e.mistake for e in getattr(_module, "EDITS", ()))]

@@ -7,7 +7,9 @@ from collections.abc import Callable
 import numpy as np
 
 from autograder.diagnose import Mistake
+from autograder.diagnose.answers import Answers
 from autograder.diagnose.search import edit, generate
+from autograder.sandbox.probes.gradients import head_loss, smooth_function
 
 MISTAKES = {
     m.id: m
@@ -155,3 +157,23 @@ def central_difference_variants(f: Callable[[np.ndarray], float], x, h: float) -
         "central_all_at_once": at_once,
         "central_not_restored": not_restored,
     }
+
+
+def difference_answers(x: np.ndarray, w: np.ndarray, u: np.ndarray, h: float | None = None) -> Answers:
+    """The wrong answers of the probe ``numerical_gradient(x, w, u, h)`` (the smooth function of ``w`` and ``u``),
+    with their twin (``h=None``: the default step, 1e-6)."""
+    args = (x, w, u) if h is None else (x, w, u, h)
+
+    def compute(a: tuple, k: dict) -> dict[str, np.ndarray]:
+        return central_difference_variants(smooth_function(a[1], a[2]), a[0], 1e-6 if h is None else a[3])
+
+    return Answers.of_call(args, {}, compute)
+
+
+def gradcheck_answers(Q: np.ndarray, K: np.ndarray, V: np.ndarray, dO: np.ndarray, index: int) -> Answers:
+    """The wrong answers of part ``index`` (dQ, dK or dV) of the probe ``head_gradcheck(Q, K, V, dO)``."""
+
+    def compute(a: tuple, k: dict) -> dict[str, np.ndarray]:
+        return central_difference_variants(head_loss(*a, "QKV"[index]), a[index], 1e-6)
+
+    return Answers.of_call((Q, K, V, dO), {}, compute)

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 from numpy.typing import ArrayLike
 
 from autograder.diagnose import Mistake
+from autograder.diagnose.answers import Answers
 
 MISTAKES = {
     m.id: m
@@ -81,6 +85,21 @@ def decode_variants(ref, q: np.ndarray, K: np.ndarray, V: np.ndarray) -> dict[st
         "cache_keeps_last_only": V[..., -1:, :].copy(),
         "missing_scale": _attend(ref, q, K, V, everything, scale=False),
     }
+
+
+def bytes_answers(got_args: tuple, got_kwargs: dict, quantity: Callable[[Any], Any] | None = None) -> Answers:
+    """The wrong answers of a quantity computed from ``kv_cache_bytes(*got_args, **got_kwargs)`` (``quantity`` maps
+    the bytes to it; None: the bytes themselves), with their twin: the call on doubled sizes."""
+
+    def compute(args: tuple, kwargs: dict) -> dict[str, np.ndarray]:
+        n_layers, n_kv_heads, d_head, n_tokens, *rest = args
+        per_value = rest[0] if rest else kwargs.get("bytes_per_value", 2)
+        batch = rest[1] if len(rest) > 1 else kwargs.get("batch", 1)
+        correct = 2 * n_layers * n_kv_heads * d_head * n_tokens * per_value * batch  # the contract's count
+        return kv_cache_bytes_variants(correct, n_kv_heads=n_kv_heads)
+
+    answers = Answers.of_call(got_args, got_kwargs, compute)
+    return answers.derived(quantity) if quantity is not None else answers
 
 
 def kv_cache_bytes_variants(

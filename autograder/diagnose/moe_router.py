@@ -13,15 +13,6 @@ import numpy as np
 
 from autograder.diagnose import Mistake
 from autograder.diagnose.search import edit, generate
-from autograder.i18n import N_, Nn_, _, counted
-
-# What the rows an expert received show, one sentence per expert (routing_problems).
-EXTRA_TOKENS = N_("expert {expert} received tokens {tokens}, which were not routed to it")
-STRANGE_ROWS = Nn_(
-    "expert {expert} received {count} row that is no token of x",
-    "expert {expert} received {count} rows that are no token of x",
-)
-MISSING_TOKENS = N_("expert {expert} never received its routed tokens {tokens}")
 
 MISTAKES = {
     m.id: m
@@ -174,44 +165,6 @@ def routed_tokens(indices: np.ndarray, n_experts: int) -> list[np.ndarray]:
     """For each expert, the tokens (row numbers) whose ``k`` choices include it."""
     indices = np.asarray(indices).reshape(len(indices), -1)
     return [np.nonzero((indices == e).any(axis=-1))[0] for e in range(n_experts)]
-
-
-def received_tokens(rows: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """Which token each received row is (its row number in ``x``), or -1 for a row that is no token."""
-    x = np.asarray(x, dtype=float)
-    rows = np.asarray(rows, dtype=float).reshape(-1, x.shape[-1])
-    found = np.full(len(rows), -1)
-    for r, row in enumerate(rows):
-        same = np.nonzero(np.all(np.isclose(x, row, rtol=1e-5, atol=1e-6), axis=-1))[0]
-        if len(same):
-            found[r] = same[0]
-    return found
-
-
-def routing_problems(received: list[np.ndarray], x: np.ndarray, indices: np.ndarray) -> list[str]:
-    """What is wrong with the rows each expert received, one sentence per expert; empty if nothing.
-
-    Expert ``e`` must have received every token routed to it and nothing else
-    (calling it with a token twice, or with no rows at all, is allowed).
-    """
-    problems = []
-    for e, tokens in enumerate(routed_tokens(indices, len(received))):
-        got = received_tokens(received[e], x)
-        extra = sorted(set(got.tolist()) - set(tokens.tolist()) - {-1})
-        missing = sorted(set(tokens.tolist()) - set(got.tolist()))
-        strangers = int(np.sum(got == -1))
-        if extra:
-            problems.append(_(EXTRA_TOKENS).format(expert=e, tokens=extra))
-        if strangers:
-            problems.append(counted(STRANGE_ROWS, strangers).format(expert=e, count=strangers))
-        if missing:
-            problems.append(_(MISSING_TOKENS).format(expert=e, tokens=missing))
-    return problems
-
-
-def calls_variants(n_tokens: int, n_experts: int) -> dict[str, np.ndarray]:
-    """Rows each expert receives, for each mistake."""
-    return {"every_expert_called": np.full(n_experts, n_tokens)}
 
 
 def expert_load_variants(ref, indices: np.ndarray, n_experts: int) -> dict[str, np.ndarray]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder.diagnose import Mistake
+from autograder.diagnose import Mistake, search
 from autograder.diagnose.general import MISTAKES as GENERAL
 from autograder.diagnose.search import edit, generate
 
@@ -91,6 +91,8 @@ MISTAKES = {
 def _distinct(right: np.ndarray, wrong: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """The wrong answers that differ from the right one and from every earlier wrong one (the first of equals is
     kept)."""
+    if search.EVERY_VARIANT.get():  # on a twin every name keeps its answer (see search.every_variant)
+        return dict(wrong)
     kept: dict = {}
     for mistake, value in wrong.items():
         if all(

@@ -14,6 +14,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from autograder.diagnose import Mistake
+from autograder.diagnose.answers import Answers
 
 if TYPE_CHECKING:
     from autograder.oracle import Oracle
@@ -58,9 +59,36 @@ def _arrays(
 
 
 def compare_variants(
-    oracle: Oracle, output: np.ndarray, Q: ArrayLike, K: ArrayLike, V: ArrayLike, mask: ArrayLike | None = None
+    oracle: Oracle,
+    output: np.ndarray,
+    Q: ArrayLike,
+    K: ArrayLike,
+    V: ArrayLike,
+    mask: ArrayLike | None = None,
+    given: bool = False,
+) -> Answers:
+    """What each mistake reports as ``max_abs_diff`` when the student's attention returned ``output``.
+
+    ``given``: ``output`` was handed to the sandbox (the probe makes ``scaling.attention`` return it), so the
+    call's arguments end with it; on the call's twin the attention's output is the twin's own. Otherwise the
+    twin's attention is taken to be SDPA's: a student whose attention is right there reports what the mistake
+    reports; one whose attention is not gets no name from it.
+    """
+    args = (Q, K, V, mask, output) if given else (Q, K, V, mask)
+
+    def compute(call: tuple, _kwargs: dict) -> dict[str, np.ndarray]:
+        if call is args:
+            return _variants(oracle, output, Q, K, V, mask)
+        q, k, v, m = call[:4]
+        seen = np.asarray(call[4], dtype=float) if given else sdpa(oracle, q, k, v, m)
+        return _variants(oracle, seen, q, k, v, m)
+
+    return Answers.of_call(args, {}, compute)
+
+
+def _variants(
+    oracle: Oracle, output: np.ndarray, Q: ArrayLike, K: ArrayLike, V: ArrayLike, mask: ArrayLike | None
 ) -> dict[str, np.ndarray]:
-    """What each mistake reports as ``max_abs_diff`` when the student's attention returned ``output``."""
     output = np.asarray(output, dtype=float)
     gap = np.abs(output - sdpa(oracle, Q, K, V, mask))
     out = {"compare_mean_not_max": np.asarray(gap.mean())}

@@ -7,8 +7,9 @@ an axis in another order (shifted by one, reversed, halves swapped), right on
 the first row or batch entry only, a constant added per row, normalised over
 the other axis, NaN or inf where the expected is finite, or only the rounding of
 float32 (or half precision). :func:`relate` returns the first that holds as a
-:class:`Relation`, whose sentence is marked for the catalogs; a relation that is
-a mistake by itself (half-precision rounding) names it.
+:class:`Relation`, whose sentence is marked for the catalogs. A relation names no
+mistake: it says how the numbers differ, and only a cause the grader proved is
+named (:mod:`autograder.diagnose.trace.explain`).
 
 Everything here is vectorised NumPy on the check's own (small) arrays and runs
 only when a check has failed.
@@ -26,7 +27,9 @@ from autograder.i18n import N_, _, ngettext
 RTOL, ATOL = 1e-4, 1e-6  # what "equal" means between two entries here (the checks' own tolerance)
 EPS32 = float(np.finfo(np.float32).eps)
 FLOAT32_ULPS = 64  # rounding of a few dozen float32 operations
-HALF_PRECISION = "half_precision"  # the mistake a half-precision relation names
+HALF_PRECISION = "half_precision"  # the mistake of a computation seen running in half precision
+HALF_ENTRY = 2.0**-6  # half precision's rounding after a few operations, relative to each entry
+HALF_FLOOR = 2.0**-12  # and near 0, relative to the array's largest entry
 
 FLOAT32 = N_(
     "it differs only by rounding (at most {size}), the size float32 arithmetic leaves on values of size {scale}"
@@ -76,7 +79,7 @@ SHAPE_RESHAPED = N_("it has the expected number of entries in another shape ({go
 class Relation:
     """A relation between a wrong array and the expected one: its kind and its sentence (in the active language).
 
-    ``mistake`` is the mistake the relation is by itself, if it is one (half-precision rounding).
+    ``mistake`` is kept for callers that set one; the grader never names a mistake from a relation alone.
     """
 
     kind: str
@@ -219,15 +222,24 @@ def _float32(got: np.ndarray, expected: np.ndarray, context: Mapping[str, float]
 
 
 def _half_precision(got: np.ndarray, expected: np.ndarray, context: Mapping[str, float]) -> Relation | None:
-    """Errors the size of bfloat16 or float16 rounding on most entries, and no larger."""
+    """Errors the size of bfloat16 or float16 rounding on most entries, and no larger *on every entry*.
+
+    Rounding to 8 or 11 bits moves each entry by a fraction of its own size (a few times 2**-8 at most, after a few
+    operations), and a tiny absolute amount near 0. An error of 1e-2 of the array's largest entry on an entry of
+    size 1e-2 (an unscaled backward, an inverted scale) is no rounding, whatever its size against the whole array.
+    Only a relation: the grader names half precision only where it saw the student's computation run in it.
+    """
     finite = np.isfinite(expected) & np.isfinite(got)
     if finite.sum() < 4:
         return None
-    gap = np.abs(got[finite] - expected[finite]) / _scale(expected[finite], {})
+    scale = _scale(expected[finite], {})
+    error = np.abs(got[finite] - expected[finite])
+    gap = error / scale
     largest = float(gap.max())
     touched = float(np.mean(gap > 2.0**-16))
-    if 2.0**-13 <= largest <= 2.0**-6 and touched >= 0.3:
-        return relation("half_precision", HALF, mistake=HALF_PRECISION, size=f"{largest:.1e}")
+    per_entry = bool(np.all(error <= HALF_ENTRY * np.abs(expected[finite]) + HALF_FLOOR * scale))
+    if 2.0**-13 <= largest <= 2.0**-6 and touched >= 0.3 and per_entry:
+        return relation("half_precision", HALF, size=f"{largest:.1e}")
     return None
 
 

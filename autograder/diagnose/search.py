@@ -18,6 +18,8 @@ the reference), for hidden checks from the reference on the fresh inputs.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import itertools
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -27,6 +29,7 @@ import numpy as np
 
 from autograder.diagnose import AND, SIGNATURE, Mistake
 
+EVERY_VARIANT: contextvars.ContextVar[bool] = contextvars.ContextVar("every_variant", default=False)
 MAX_ENTRIES = 4096  # answers larger than this are not searched: the search is for the small public inputs
 DEPTH = 2  # edits composed at most
 
@@ -125,11 +128,22 @@ def generate(
             if flat is None or flat.size > MAX_ENTRIES:
                 continue
             fingerprint = _fingerprint(value)
-            if fingerprint in seen:
+            if fingerprint in seen and not EVERY_VARIANT.get():
                 continue
             seen.add(fingerprint)
             found[key] = value
     return found
+
+
+@contextlib.contextmanager
+def every_variant() -> Iterator[None]:
+    """Within the block, :func:`generate` keeps the variants equal to another answer too: on a twin input, where a
+    name found on the check's input is confirmed, each name must have its own answer (even if it is the right one)."""
+    token = EVERY_VARIANT.set(True)
+    try:
+        yield
+    finally:
+        EVERY_VARIANT.reset(token)
 
 
 def mistakes(edits: Sequence[Edit]) -> dict[str, Mistake]:

@@ -62,10 +62,17 @@ class Unsupported:
 
 
 def _torch_to_numpy(value: Any) -> np.ndarray | None:
-    """A torch tensor as numpy, without importing torch where it was never imported."""
+    """A torch tensor as numpy, without importing torch where it was never imported.
+
+    A dtype NumPy lacks (bfloat16, the float8 kinds) crosses as float32, which holds each of its values exactly.
+    """
     module = type(value).__module__
     if module.startswith("torch") and hasattr(value, "detach"):
-        return value.detach().cpu().numpy()
+        tensor = value.detach().cpu()
+        try:
+            return tensor.numpy()
+        except TypeError:  # "Got unsupported ScalarType BFloat16"
+            return tensor.float().numpy()
     return None
 
 

@@ -17,7 +17,9 @@ outcomes by accident while working on the diagnosis.
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import json
+import os
 import re
 import sys
 import tempfile
@@ -28,7 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from autograder import diagnose, engine, tasks  # noqa: E402
+from autograder import checking, diagnose, engine, tasks  # noqa: E402
 from bench.real_code import RealCase, all_cases, held_out  # noqa: E402
 
 SOLUTIONS = ROOT / "solutions" / tasks.LAB
@@ -59,11 +61,16 @@ class Outcome:
 
     @property
     def is_named(self) -> bool:
-        return self.caught and all(any(alt in self.named for alt in want.split("|")) for want in self.expected)
+        return self.caught and all(names_one_of(want, self.named) for want in self.expected)
 
     @property
     def at_full(self) -> bool:
         return self.correct and not self.outside_rule and not self.misnamed
+
+
+def names_one_of(wanted: str, named: list[str]) -> bool:
+    """Whether ``named`` holds one of the alternatives of ``wanted`` (``a|b``; ``*`` matches any run of characters)."""
+    return any(fnmatch.fnmatchcase(name, alternative) for alternative in wanted.split("|") for name in named)
 
 
 def steps_using(modules: set[str]) -> tuple[str, ...]:
@@ -150,6 +157,8 @@ def main(argv: list[str] | None = None) -> int:
     ]
     outcomes = []
     with tempfile.TemporaryDirectory(prefix="real-code-") as tmp:
+        broken = Path(tmp) / "broken.log"
+        os.environ[checking.BROKEN_LOG] = str(broken)  # a diagnosis that breaks is counted, not hidden
         for case in chosen:
             outcome = evaluate(case, Path(tmp), held)
             outcomes.append(outcome)
@@ -157,11 +166,15 @@ def main(argv: list[str] | None = None) -> int:
             if args.verbose:
                 for message in outcome.messages:
                     print("      " + message)
+        crashes = broken.read_text(encoding="utf-8").count("Traceback") if broken.is_file() else 0
+        if crashes and args.verbose:
+            print(broken.read_text(encoding="utf-8"))
     print()
     design, held_back = [o for o in outcomes if not o.held_out], [o for o in outcomes if o.held_out]
     for title, group in (("design set", design), ("held-out set", held_back)):
         if group:
             print("\n".join(summary(group, title)))
+    print(f"diagnoses that broke (the check kept its message): {crashes}")
     if args.json:
         args.json.write_text(json.dumps([asdict(o) for o in outcomes], indent=1), encoding="utf-8")
     return 0

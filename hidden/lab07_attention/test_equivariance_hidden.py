@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 import pytest
 
 from autograder.checking import Lab, expect_close, with_inputs
 from autograder.checks.equivariance import expect_gap, expect_no_gap
+from autograder.diagnose.answers import Answers
 from autograder.diagnose.equivariance import permutation_gap_variants, restored_outputs_variants
 from autograder.i18n import _
 
@@ -44,7 +47,7 @@ def test_random_head_is_equivariant(lab: Lab, ref, rng: np.random.Generator) -> 
     outputs = expect_close(
         got,
         ref.equivariance.restored_outputs(X, W_Q, W_K, W_V, perm),
-        wrong=restored_outputs_variants(ref, X, W_Q, W_K, W_V, perm),
+        wrong=Answers.live(partial(restored_outputs_variants, ref), X, W_Q, W_K, W_V, perm),
     )
     got = lab.call(
         "permutation_gap",
@@ -55,7 +58,11 @@ def test_random_head_is_equivariant(lab: Lab, ref, rng: np.random.Generator) -> 
         perm,
         text=with_inputs("permutation_gap(X, W_Q, W_K, W_V, perm)", where),
     )
-    expect_no_gap(got, scale=float(np.abs(outputs).max()), wrong=permutation_gap_variants(ref, X, W_Q, W_K, W_V, perm))
+    expect_no_gap(
+        got,
+        scale=float(np.abs(outputs).max()),
+        wrong=Answers.live(partial(permutation_gap_variants, ref), X, W_Q, W_K, W_V, perm),
+    )
 
 
 @pytest.mark.points(1)
@@ -77,7 +84,7 @@ def test_random_positions_and_mask(lab: Lab, ref, rng: np.random.Generator) -> N
     expect_close(
         got,
         ref.equivariance.restored_outputs(X, W_Q, W_K, W_V, perm, positions=positions),
-        wrong=restored_outputs_variants(ref, X, W_Q, W_K, W_V, perm, positions=positions),
+        wrong=Answers.live(partial(restored_outputs_variants, ref), X, W_Q, W_K, W_V, perm, positions=positions),
     )
     got = lab.call(
         "permutation_gap",
@@ -92,7 +99,7 @@ def test_random_positions_and_mask(lab: Lab, ref, rng: np.random.Generator) -> N
     expect_gap(
         got,
         ref.equivariance.permutation_gap(X, W_Q, W_K, W_V, perm, positions=positions),
-        wrong=permutation_gap_variants(ref, X, W_Q, W_K, W_V, perm, positions=positions),
+        wrong=Answers.live(partial(permutation_gap_variants, ref), X, W_Q, W_K, W_V, perm, positions=positions),
     )
     got = lab.call(
         "permutation_gap",
@@ -110,5 +117,5 @@ def test_random_positions_and_mask(lab: Lab, ref, rng: np.random.Generator) -> N
     expect_gap(
         got,
         ref.equivariance.permutation_gap(X, W_Q, W_K, W_V, perm, causal=True),
-        wrong=permutation_gap_variants(ref, X, W_Q, W_K, W_V, perm, causal=True),
+        wrong=Answers.live(partial(permutation_gap_variants, ref), X, W_Q, W_K, W_V, perm, causal=True),
     )

@@ -7,6 +7,7 @@ import pytest
 
 from autograder.checking import Lab, expect_that, with_inputs
 from autograder.checks.kv_cache import AFTERWARDS, APPENDS, DECODE, expect_appends, expect_decoded, expect_incremental
+from autograder.diagnose.answers import Answers
 from autograder.diagnose.kv_cache import decode_variants, incremental_variants, kv_cache_bytes_variants
 from autograder.i18n import _, ngettext
 from autograder.oracle import Oracle
@@ -15,10 +16,16 @@ from autograder.sandbox.protocol import AsTorch
 pytestmark = pytest.mark.step("kv_cache")
 
 
-def _causal(ref, X: np.ndarray, W_Q: np.ndarray, W_K: np.ndarray, W_V: np.ndarray) -> tuple[np.ndarray, dict]:
-    """Causal full attention of the tokens ``X`` (the reference's numpy head), and the wrong answers."""
+def _causal(ref, X: np.ndarray, W_Q: np.ndarray, W_K: np.ndarray, W_V: np.ndarray) -> tuple[np.ndarray, Answers]:
+    """Causal full attention of the tokens ``X`` (the reference's numpy head), and the wrong answers (of the call
+    ``incremental_attention(X, W_Q, W_K, W_V)``, its twin too)."""
     Q, K, V = ref.scaling.project(X, W_Q, W_K, W_V)
-    return ref.scaling.attention(Q, K, V, ref.mask.causal_mask(X.shape[-2]))[0], incremental_variants(ref, Q, K, V)
+
+    def wrong(args: tuple, kwargs: dict) -> dict:
+        return incremental_variants(ref, *ref.scaling.project(*(a.array for a in args)))
+
+    call = tuple(AsTorch(a) for a in (X, W_Q, W_K, W_V))
+    return ref.scaling.attention(Q, K, V, ref.mask.causal_mask(X.shape[-2]))[0], Answers.of_call(call, {}, wrong)
 
 
 @pytest.mark.points(1)
@@ -85,7 +92,15 @@ def test_random_decode_step(lab: Lab, ref, rng: np.random.Generator) -> None:
         np.concatenate([K_cached, (x_t @ W_K)[..., None, :]], axis=-2),
         np.concatenate([V_cached, (x_t @ W_V)[..., None, :]], axis=-2),
     )
-    expect_decoded(out_t, ref.scaling.attention(q, K, V)[0], decode_variants(ref, q, K, V))
+
+    def wrong(args: tuple, kwargs: dict) -> dict:
+        K_cached, V_cached, x_t, W_Q, W_K, W_V = (a.array for a in args)
+        keys = np.concatenate([K_cached, (x_t @ W_K)[..., None, :]], axis=-2)
+        values = np.concatenate([V_cached, (x_t @ W_V)[..., None, :]], axis=-2)
+        return decode_variants(ref, (x_t @ W_Q)[..., None, :], keys, values)
+
+    call = tuple(AsTorch(a) for a in (K_cached, V_cached, x_t, W_Q, W_K, W_V))
+    expect_decoded(out_t, ref.scaling.attention(q, K, V)[0], Answers.of_call(call, {}, wrong))
 
 
 @pytest.mark.points(1)
@@ -108,5 +123,11 @@ def test_random_cache_bytes(lab: Lab, oracle: Oracle, rng: np.random.Generator) 
         ngettext("{bytes} byte", "{bytes} bytes", expected).format(bytes=f"{expected:,}"),
         ngettext("{bytes} byte", "{bytes} bytes", round(value)).format(bytes=f"{value:,.0f}"),
         value=np.asarray(value),
-        wrong=kv_cache_bytes_variants(expected, n_kv_heads=n_kv_heads),
+        wrong=Answers.of_call(
+            args,
+            {"bytes_per_value": bytes_per_value, "batch": batch},
+            lambda a, k: kv_cache_bytes_variants(
+                int(oracle.call("kv_cache", "kv_cache_bytes", *a, **k)), n_kv_heads=a[1]
+            ),
+        ),
     )

@@ -8,6 +8,7 @@ import pytest
 from autograder.checking import Lab, expect_close, with_inputs
 from autograder.checks.mask import expect_prefix_unchanged
 from autograder.checks.weights import WEIGHT_AXES, expect_head
+from autograder.diagnose.answers import Answers
 from autograder.diagnose.mask import causal_mask_variants
 from autograder.diagnose.scaling import with_mask_variants
 from autograder.i18n import _
@@ -21,7 +22,7 @@ def test_random_sizes(lab: Lab, ref, rng: np.random.Generator) -> None:
     n_q = int(rng.integers(1, 8))
     n_k = n_q + int(rng.integers(1, 6))
     got = lab.call("causal_mask", n_q, n_k, text=f"causal_mask({n_q}, {n_k})")
-    expect_close(got, ref.mask.causal_mask(n_q, n_k), wrong=causal_mask_variants(n_q, n_k), **WEIGHT_AXES)
+    expect_close(got, ref.mask.causal_mask(n_q, n_k), wrong=Answers.live(causal_mask_variants, n_q, n_k), **WEIGHT_AXES)
     got = lab.call("causal_mask", 0, n_k, text=_("{call} (no new queries yet)").format(call=f"causal_mask(0, {n_k})"))
     expect_close(got, np.zeros((0, n_k), dtype=bool))
 
@@ -42,7 +43,10 @@ def test_random_causal_heads(lab: Lab, ref, rng: np.random.Generator) -> None:
             f"attention(Q, K, V, causal_mask({n_q}, {n_k}))", f"Q {Q.shape}, K {K.shape}, V {V.shape}", random=True
         ),
     )
-    expect_head(got, ref.scaling.attention(Q, K, V, mask), with_mask_variants(ref, Q, K, V, mask))
+    wrong = Answers.of_call(
+        (Q, K, V), {}, lambda a, k: with_mask_variants(ref, *a, ref.mask.causal_mask(len(a[0]), len(a[1])))
+    )
+    expect_head(got, ref.scaling.attention(Q, K, V, mask), wrong)
 
 
 @pytest.mark.points(1)

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 import pytest
 
 from autograder.checking import COUNT, Lab, as_number, expect_close, with_inputs
 from autograder.checks.moe_router import expect_routed_calls
+from autograder.diagnose.answers import Answers
 from autograder.diagnose.moe_router import (
     affine_expert,
     expert_load_variants,
@@ -38,10 +41,16 @@ def test_random_route(lab: Lab, ref, rng: np.random.Generator) -> None:
             k,
             text=with_inputs(f"route(x, W_r, {k})", f"x {x.shape}, W_r {W_r.shape}", random=True) + what,
         )
-        expected, wrong = ref.moe_router.route(x, W_r, k), route_variants(ref, x, W_r, k)
+        expected, wrong = ref.moe_router.route(x, W_r, k), Answers.live(partial(route_variants, ref), x, W_r, k)
         for index, part in enumerate(got.parts("indices", "gates")):
             exact = dict(rtol=0, atol=0) if index == 0 else {}
-            expect_close(part, expected[index], wrong={key: value[index] for key, value in wrong.items()}, **exact)
+            expect_close(part, expected[index], wrong=wrong.part(index), **exact)
+
+
+def _layer_answers(ref, args: tuple, kwargs: dict) -> dict:
+    """The wrong outputs of the probe ``affine_moe_layer(x, W_r, A, b, k)`` (its experts are ``A[e] x + b[e]``)."""
+    x, W_r, A, b, k = args
+    return moe_layer_variants(ref, x, W_r, [affine_expert(A, b, e) for e in range(len(A))], k)
 
 
 @pytest.mark.points(1)
@@ -65,7 +74,7 @@ def test_random_moe_layer(lab: Lab, ref, rng: np.random.Generator) -> None:
             n_experts,
         ).format(call=f"moe_layer(x, W_r, experts, {k})", shape=x.shape, count=n_experts),
     )
-    expect_close(got, expected, wrong=moe_layer_variants(ref, x, W_r, experts, k))
+    expect_close(got, expected, wrong=Answers.of_call((x, W_r, A, b, k), {}, partial(_layer_answers, ref)))
     text = ngettext(
         "{call} with random x {shape} and {count} affine expert that answers only the tokens routed to it",
         "{call} with random x {shape} and {count} affine experts that answer only the tokens routed to them",
@@ -88,7 +97,9 @@ def test_random_load_and_size(lab: Lab, ref, rng: np.random.Generator) -> None:
         ),
     )
     expect_close(
-        got, ref.moe_router.expert_load(indices, n_experts), wrong=expert_load_variants(ref, indices, n_experts)
+        got,
+        ref.moe_router.expert_load(indices, n_experts),
+        wrong=Answers.live(partial(expert_load_variants, ref), indices, n_experts),
     )
     d, layers, experts, top_k = (
         int(rng.choice([512, 1024, 2048, 5120])),
@@ -99,9 +110,7 @@ def test_random_load_and_size(lab: Lab, ref, rng: np.random.Generator) -> None:
     got = lab.call("moe_params", d, layers, experts, top_k, text=f"moe_params({d}, {layers}, {experts}, {top_k})")
     expected, wrong = (
         ref.moe_router.moe_params(d, layers, experts, top_k),
-        moe_params_variants(ref, d, layers, experts, top_k),
+        Answers.live(partial(moe_params_variants, ref), d, layers, experts, top_k),
     )
     for index, part in enumerate(got.parts("total", "active")):
-        expect_close(
-            as_number(part), expected[index], wrong={key: value[index] for key, value in wrong.items()}, **COUNT
-        )
+        expect_close(as_number(part), expected[index], wrong=wrong.part(index), **COUNT)

@@ -20,7 +20,8 @@ from autograder.checks.kv_cache import (
     expect_decoded,
     expect_incremental,
 )
-from autograder.diagnose.kv_cache import kv_cache_bytes_variants
+from autograder.diagnose.answers import Answers
+from autograder.diagnose.kv_cache import bytes_answers, kv_cache_bytes_variants
 from autograder.i18n import N_, Nn_, _, counted, ngettext
 from autograder.sandbox.protocol import AsTorch
 
@@ -40,8 +41,15 @@ SEVENTY_B = Nn_("70B-class with {heads} KV head, 32k tokens, fp16", "70B-class w
 
 
 def _derived(got: Got, call: str, value: Any) -> Got:
-    """A quantity the grader computed from the student's results, described by ``call``."""
-    return Got(got.step, call, np.asarray(value, dtype=float))
+    """A quantity the grader computed from the student's result ``got``, described by ``call``."""
+    return got.derive(call, np.asarray(value, dtype=float), derived=True)
+
+
+def _of_bytes(got: Got, quantity: Any = None) -> Any:
+    """The wrong answers of ``quantity(bytes)`` for the call ``got`` of ``kv_cache_bytes`` (see ``bytes_answers``)."""
+    if got.source is None:
+        return None
+    return bytes_answers(got.source.args, got.source.kwargs, quantity)
 
 
 def _shown(shown: str | tuple[str, str], number: float) -> str:
@@ -106,6 +114,13 @@ def test_appends(lab: Lab) -> None:
     expect_appends(got, keys, values)
 
 
+def _keys_kept_last(args: tuple, kwargs: dict) -> dict[str, np.ndarray]:
+    """The cached keys after ``decode_with_cache(K_cached, V_cached, x_t, W_Q, W_K, W_V)`` of a cache that keeps
+    only the newest token's."""
+    _K_cached, _V_cached, x_t, _W_Q, W_K, _W_V = (a.array for a in args)
+    return {"cache_keeps_last_only": (x_t @ W_K)[..., None, :]}
+
+
 @pytest.mark.points(1)
 @pytest.mark.parametrize("name", ["single", "batch"])
 def test_decode_step(lab: Lab, name: str) -> None:
@@ -128,10 +143,10 @@ def test_decode_step(lab: Lab, name: str) -> None:
         ),
         f"{length.number():g}",
         value=np.asarray(length.number()),
-        wrong={"cache_keeps_last_only": np.asarray(1)},
+        wrong=Answers.of_call(got.source.args, {}, lambda a, k: {"cache_keeps_last_only": np.asarray(1)}),
     )
     _q, K_all, _v = kv_cases.decode_qkv(inputs)
-    expect_close(cached_k, K_all, wrong={"cache_keeps_last_only": K_all[..., -1:, :]})
+    expect_close(cached_k, K_all, wrong=Answers.of_call(got.source.args, {}, _keys_kept_last))
     expect_decoded(out_t, cases.expected(f"decode_{name}", 0), cases.wrong(f"decode_{name}"))
 
 
@@ -180,19 +195,19 @@ def test_cache_bytes_table(lab: Lab) -> None:
             _derived(got, f"{got.call} / 1e9", n_bytes / GB),
             expected_gb,
             shown=IN_GB,
-            wrong=kv_cache_bytes_variants(expected_gb, n_kv_heads=args[1]),
+            wrong=_of_bytes(got, lambda v: v / GB),
         )
     _expect_number(
         _derived(got, f"{got.call} / 2**30", n_bytes / GIB),
         chapter.value("T764-kv-gib"),
         shown=IN_GIB,
-        wrong=kv_cache_bytes_variants(chapter.value("T764-kv-gib")),
+        wrong=_of_bytes(got, lambda v: v / GIB),
     )
     _expect_number(
         _derived(got, _("{call} / (7e9 x 2 bytes of fp16 weights)").format(call=got.call), n_bytes / WEIGHTS_7B),
         chapter.value("T764-4x"),
         shown=TIMES_THE_WEIGHTS,
-        wrong=kv_cache_bytes_variants(chapter.value("T764-4x")),
+        wrong=_of_bytes(got, lambda v: v / WEIGHTS_7B),
     )
 
 
@@ -217,7 +232,7 @@ def test_gqa_and_mqa(lab: Lab) -> None:
             _derived(got, f"{got.call} / 1e9", n_bytes / GB),
             expected_gb,
             shown=IN_GB,
-            wrong=kv_cache_bytes_variants(expected_gb, n_kv_heads=n_kv_heads),
+            wrong=_of_bytes(got, lambda v: v / GB),
         )
         sizes.append(n_bytes)
     ratios = _("{ratio} for h_kv = {values}").format(
@@ -248,13 +263,13 @@ def test_70b_with_eight_kv_heads(lab: Lab) -> None:
         _derived(got, f"{got.call} / 1e9", n_bytes / GB),
         chapter.value("T764-10.7"),
         shown=IN_GB,
-        wrong=kv_cache_bytes_variants(chapter.value("T764-10.7"), n_kv_heads=8),
+        wrong=_of_bytes(got, lambda v: v / GB),
     )
     # The chapter says 1/8 of an 80 GB card; 10.737 GB is 1/8 of 80 GiB, but 0.1342 of 80 GB.
     _expect_number(
         _derived(got, _("{call} / 80e9 (share of one 80 GB card)").format(call=got.call), n_bytes / (80 * GB)),
         chapter.value("T764-eighth"),
-        wrong=kv_cache_bytes_variants(chapter.value("T764-eighth"), n_kv_heads=8),
+        wrong=_of_bytes(got, lambda v: v / (80 * GB)),
     )
 
 
@@ -270,7 +285,7 @@ def test_max_context_per_user(lab: Lab) -> None:
             _derived(got, f"{got.call} / 1e9", n_bytes / GB),
             expected_gb,
             shown=IN_GB,
-            wrong=kv_cache_bytes_variants(expected_gb, n_kv_heads=n_kv_heads),
+            wrong=_of_bytes(got, lambda v: v / GB),
         )
         caches.append(n_bytes)
     requests = [FREE_NODE // caches[0], FREE_NODE // caches[1]]
@@ -302,7 +317,7 @@ def test_max_context_per_user(lab: Lab) -> None:
             tokens,
             exercise[f"tokens_{key}"],
             shown=TOKENS,
-            wrong=kv_cache_bytes_variants(exercise[f"tokens_{key}"], inverse=True),
+            wrong=_of_bytes(got, lambda v: FREE_NODE / 4 / v),
         )
         per_user.append(float(tokens.value))
         longest = int(exercise[f"floor_{key}"])

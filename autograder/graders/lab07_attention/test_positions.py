@@ -9,6 +9,7 @@ from autograder import cases, chapter
 from autograder.cases import positions as pcases
 from autograder.checking import Lab, expect_case, expect_close, expect_rounding, expect_that
 from autograder.checks.weights import WEIGHT_AXES
+from autograder.diagnose import answers
 from autograder.i18n import N_, _, ngettext
 
 pytestmark = pytest.mark.step("positions")
@@ -196,7 +197,7 @@ def test_rope_score_depends_on_offset_only(lab: Lab) -> None:
     expect_close(
         got.with_value(scores[:, 0]),
         np.full(len(pcases.ROPE_STARTS), unrotated),
-        wrong={m: s[:, 0] for m, s in cases.wrong("rope_scores").items()},
+        wrong=answers.derived(cases.wrong("rope_scores"), lambda s: s[:, 0]),
     )
 
 

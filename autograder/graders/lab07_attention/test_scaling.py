@@ -9,6 +9,7 @@ from autograder import cases, chapter
 from autograder.cases import core
 from autograder.checking import Lab, expect_case, expect_close, expect_that, with_inputs
 from autograder.checks.weights import WEIGHT_AXES, WORKED_AXES, WORKED_ROW, WORKED_WEIGHTS, expect_weight_rows
+from autograder.diagnose.answers import Answers
 from autograder.i18n import N_, _
 
 pytestmark = pytest.mark.step("scaling")
@@ -130,13 +131,28 @@ def test_one_head_with_gradients_example(lab: Lab) -> None:
         text=with_inputs("attention(q, K, V)", "q = [1, 0], K = V = I (d_k = 2)"),
     )
     _output, weights = got.parts("output", "weights")
-    p = chapter.value("RU-p-scaled")
+    p, unscaled = chapter.value("RU-p-scaled"), chapter.value("RU-p-unscaled")
+    args = weights.source.args if weights.source else ()
     expect_close(
         weights,
         [[p, 1 - p]],
-        wrong={"missing_scale": np.array([[chapter.value("RU-p-unscaled"), 1 - chapter.value("RU-p-unscaled")]])},
+        wrong=Answers.of_call(
+            args,
+            {},
+            lambda a, _k: (
+                _unscaled_weights(a) if a is not args else {"missing_scale": np.array([[unscaled, 1 - unscaled]])}
+            ),
+        ),
         **WEIGHT_AXES,
     )
+
+
+def _unscaled_weights(args: tuple) -> dict[str, np.ndarray]:
+    """The weights of ``attention(q, K, V)`` with the scores left unscaled (``missing_scale``), on the check's twin."""
+    q, K = args[0], args[1]
+    scores = q @ K.T
+    e = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    return {"missing_scale": e / e.sum(axis=-1, keepdims=True)}
 
 
 @pytest.mark.points(1)

@@ -88,6 +88,20 @@ def _plain(value: Any, depth: int, budget: list[int]) -> Any:
     raise NotPlain("object", type=kind.__name__)
 
 
+def _computed(value: Any, depth: int = 0) -> Any:
+    """What the student's own code returned, in the forms :func:`_plain` reads: a torch tensor (of any dtype,
+    bfloat16 and float16 included) as a NumPy array, a ``torch.Size`` or other tuple as a tuple, inside tuples and
+    lists too. A prediction is read as it was written; a computed value is whatever the student's code returns."""
+    if type(value).__module__.startswith("torch") and hasattr(value, "detach") and hasattr(value, "dtype"):
+        tensor = value.detach().cpu()
+        return (tensor.double() if tensor.dtype.is_floating_point else tensor).numpy()
+    if isinstance(value, tuple) and depth < MAX_DEPTH:
+        return tuple(_computed(item, depth + 1) for item in value)
+    if type(value) is list and depth < MAX_DEPTH:
+        return [_computed(item, depth + 1) for item in value]
+    return value
+
+
 def _refused(status: str, why: str, **fields: Any) -> dict:
     """A reply without an answer: the English ``detail``, and ``why`` and ``fields`` for the grader's words."""
     return {"status": status, "value": None, "detail": sentence(why, fields), "why": why, "fields": fields}
@@ -207,6 +221,6 @@ def own_value(load: Load, compute: str, catalog: str) -> dict:
             "used": used,
         }
     try:
-        return {"status": "ok", "value": _plain(value, 0, [MAX_ITEMS]), "detail": "", "used": used}
+        return {"status": "ok", "value": _plain(_computed(value), 0, [MAX_ITEMS]), "detail": "", "used": used}
     except NotPlain as failure:
         return {**_refused("not_plain", failure.why, **failure.fields), "used": used}
