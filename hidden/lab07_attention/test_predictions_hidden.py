@@ -32,7 +32,7 @@ def _check(question: Question) -> Callable[[Lab, Any], None]:
         agrees_with_reference(lab, question, oracle)
 
     check.__name__ = check.__qualname__ = f"test_{question.id}_against_reference"
-    check.__doc__ = f"{question.short}, against the reference"
+    check.__doc__ = AGAINST_REFERENCE.format(short=question.short)  # the English title; ``title`` translates
     check.title = lambda: _(AGAINST_REFERENCE).format(short=_(question.short))  # type: ignore[attr-defined]
     return pytest.mark.points(question.points * tasks.PREDICTION_HIDDEN_SHARE)(check)
 

@@ -182,12 +182,17 @@ def hand_ins() -> Iterator[Class]:
 
 def _watch_command_lines(process: subprocess.Popen, secret: str) -> list[str]:
     """While ``process`` runs: the command lines that name ``secret`` at moments when student code is running (a
-    process of a sandbox's own uid exists), as student code at the user layer could read them in ``/proc``."""
+    process of a sandbox's own uid exists), as student code at the user layer could read them in ``/proc``.
+
+    ``process``'s own command line counts once it has started itself again without its arguments (same pid, a
+    command line without ``secret``): before that, none of its students' code has run, and a sandbox process seen
+    then is another test's (the first tier runs tests in parallel)."""
     import time
 
     from autograder.sandbox.launcher import USER_UID_BASE
 
-    seen = []
+    seen, own = [], ""
+    hidden = False  # process has started itself again, its arguments in a descriptor
     while process.poll() is None:
         lines, students = [], False
         for name in os.listdir("/proc"):
@@ -195,12 +200,19 @@ def _watch_command_lines(process: subprocess.Popen, secret: str) -> list[str]:
                 continue
             try:
                 students |= os.stat(f"/proc/{name}").st_uid >= USER_UID_BASE
-                lines.append(Path(f"/proc/{name}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace"))
+                line = Path(f"/proc/{name}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
             except OSError:
                 continue
+            if int(name) == process.pid:
+                own, hidden = own or line, hidden or (bool(line) and secret not in line)
+                if not hidden:
+                    continue
+            lines.append(line)
         if students:
             seen += [line for line in lines if secret in line]
         time.sleep(0.2)
+    if own and not hidden:  # it kept its arguments on its command line the whole time
+        seen.append(own)
     return seen
 
 
