@@ -217,3 +217,13 @@ def student_python(gradescope_zip: Path) -> Iterator[Path]:
     assert done.returncode == 0, f"setup.sh failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
     yield python
     shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture
+def short_tmp() -> Iterator[Path]:
+    """A temporary folder with a short path, for a command's ``TMPDIR``: a warm grading server's socket lives in it,
+    and a Unix socket's path holds 107 bytes, which pytest-xdist's temporary folders can exceed (the server then
+    cannot listen, and the command grades without it). Removed afterwards."""
+    folder = Path(tempfile.mkdtemp(prefix="attnlab-test-", dir="/tmp"))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)

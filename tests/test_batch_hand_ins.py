@@ -39,7 +39,7 @@ def class_folder(tmp_path: Path):
     unreadable.open_again(root)
 
 
-def _grade_batch(root: Path, out: Path) -> subprocess.CompletedProcess:
+def _grade_batch(root: Path, out: Path, tmp: Path) -> subprocess.CompletedProcess:
     command = [sys.executable, "-m", "autograder", "grade-batch", str(root), "--csv", str(out / "grades.csv")]
     return subprocess.run(
         [*unreadable.prefix(), *command, "--step", "softmax", "-j", "2", "--no-progress"],
@@ -49,14 +49,8 @@ def _grade_batch(root: Path, out: Path) -> subprocess.CompletedProcess:
         cwd=out,
         # its own temporary folder: its own warm server, started without root's right to read mode 000 (a server
         # another test started as full root could read what this batch may not)
-        env={**os.environ, "ATTNLAB_SECRET": "unreadable-test", "TMPDIR": str(_own_tmp(out))},
+        env={**os.environ, "ATTNLAB_SECRET": "unreadable-test", "TMPDIR": str(tmp)},
     )
-
-
-def _own_tmp(out: Path) -> Path:
-    tmp = out.parent / "tmp"
-    tmp.mkdir(exist_ok=True)
-    return tmp
 
 
 def _rows(path: Path) -> dict[str, dict[str, str]]:
@@ -65,11 +59,13 @@ def _rows(path: Path) -> dict[str, dict[str, str]]:
 
 
 @pytest.mark.slow
-def test_unreadable_files_and_folders_are_rows_with_their_reason(class_folder: Path, tmp_path: Path) -> None:
+def test_unreadable_files_and_folders_are_rows_with_their_reason(
+    class_folder: Path, tmp_path: Path, short_tmp: Path
+) -> None:
     out = tmp_path / "out"
     out.mkdir()
     for attempt in ("first", "rerun"):
-        done = _grade_batch(class_folder, out)
+        done = _grade_batch(class_folder, out, short_tmp)
         assert done.returncode == 0, (attempt, done.stdout[-2000:], done.stderr[-3000:])
         assert "Traceback" not in done.stderr, done.stderr[-3000:]
         table = _rows(out / "grades.csv")

@@ -55,7 +55,6 @@ def _command(root: Path, out: Path, *more: str) -> list[str]:
 
 def _environment(tmp: Path) -> dict[str, str]:
     """The batch's environment, with a temporary folder of its own (where a warm server would leave its socket)."""
-    tmp.mkdir(exist_ok=True)
     return {**os.environ, "ATTNLAB_SECRET": "interrupt-test", "TMPDIR": str(tmp)}
 
 
@@ -126,8 +125,8 @@ def _assert_stopped(done: subprocess.CompletedProcess, out: Path) -> None:
 
 
 @pytest.mark.slow
-def test_an_interrupted_batch_writes_what_it_finished_and_resumes(tmp_path: Path) -> None:
-    root, out, tmp = _class(tmp_path / "submissions"), tmp_path / "out", tmp_path / "tmp"
+def test_an_interrupted_batch_writes_what_it_finished_and_resumes(tmp_path: Path, short_tmp: Path) -> None:
+    root, out, tmp = _class(tmp_path / "submissions"), tmp_path / "out", short_tmp
     out.mkdir()
     _assert_stopped(_interrupted(_command(root, out), out, tmp), out)
     assert not _none_left(tmp), _leftovers(tmp)
@@ -141,11 +140,12 @@ def test_an_interrupted_batch_writes_what_it_finished_and_resumes(tmp_path: Path
 
 
 @pytest.mark.slow
-def test_an_interrupted_batch_on_a_dask_cluster_stops_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_interrupted_batch_on_a_dask_cluster_stops_too(
+    tmp_path: Path, short_tmp: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     distributed = pytest.importorskip("distributed")
-    root, out, tmp = _class(tmp_path / "submissions"), tmp_path / "out", tmp_path / "tmp"
+    root, out, tmp = _class(tmp_path / "submissions"), tmp_path / "out", short_tmp
     out.mkdir()
-    tmp.mkdir()
     monkeypatch.setenv("TMPDIR", str(tmp))  # the workers' too: their warm servers and graders are found by it
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as dask:
         done = _interrupted(_command(root, out, "--dask", dask.scheduler_address), out, tmp)

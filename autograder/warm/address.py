@@ -17,6 +17,7 @@ from pathlib import Path
 
 ENV_SWITCH = "ATTNLAB_WARM_GRADER"  # "0": every student gets a fresh grader process
 SOCKET = "grader.sock"
+LONGEST_SOCKET_PATH = 107  # bytes: a Unix socket's path (sun_path) holds 108 on Linux, its closing NUL included
 PACKAGE = Path(__file__).resolve().parents[1]
 
 
@@ -43,6 +44,16 @@ def socket_path(handler: str, scope: Path | None = None) -> Path:
     where = str(Path(scope).resolve()) if scope is not None else ""
     key = hashlib.sha256(f"{handler}\0{where}\0{_kit_digest()}".encode()).hexdigest()[:16]
     return Path(tempfile.gettempdir()) / f"attnlab-{os.getuid()}-{key}" / SOCKET
+
+
+def short_enough(path: Path) -> Path:
+    """``path``, if a Unix socket can be bound there; :class:`WarmUnavailable` at once otherwise (a long ``TMPDIR``:
+    the server could never listen, and the caller would wait for it in vain)."""
+    if len(os.fsencode(path)) > LONGEST_SOCKET_PATH:
+        raise WarmUnavailable(
+            f"the warm grader's socket path is longer than a Unix socket allows ({LONGEST_SOCKET_PATH} bytes): {path}"
+        )
+    return path
 
 
 def private_folder(path: Path) -> Path:

@@ -29,7 +29,7 @@ from autograder import isolated
 from autograder.report import serialize
 from autograder.report.model import GradeReport
 from autograder.text import clean
-from autograder.warm.address import WarmUnavailable, enabled, private_folder, socket_path
+from autograder.warm.address import WarmUnavailable, enabled, private_folder, short_enough, socket_path
 
 START_TIMEOUT_S = 60.0
 START_LOCK = "start.lock"  # beside the socket: one server start at a time
@@ -198,7 +198,7 @@ def _warm(
     handler: str, request: dict, scope: Path | None, deadline_s: float, stop_grace_s: float, stop: Stop | None = None
 ) -> Outcome:
     stop = stop or Stop()
-    path = socket_path(handler, scope)
+    path = short_enough(socket_path(handler, scope))
     private_folder(path)
     connection = _connect(path) or _start_and_connect(path, handler)
     with connection:
@@ -253,7 +253,7 @@ def _start_and_connect(path: Path, handler: str) -> socket.socket:
 
 def _start(path: Path, handler: str) -> socket.socket:
     path.unlink(missing_ok=True)
-    subprocess.Popen(
+    server = subprocess.Popen(
         isolated.command(SERVER, "serve", str(path), handler),
         cwd=path.parent,
         stdin=subprocess.DEVNULL,
@@ -266,6 +266,8 @@ def _start(path: Path, handler: str) -> socket.socket:
         connection = _connect(path)
         if connection is not None:
             return connection
+        if server.poll() is not None:  # it ended before it listened: no use waiting for it
+            raise WarmUnavailable(f"the warm grader ended as it started (exit status {server.returncode})")
         time.sleep(0.05)
     raise WarmUnavailable(f"the warm grader did not start within {START_TIMEOUT_S:g} s")
 
