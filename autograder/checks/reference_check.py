@@ -72,7 +72,7 @@ def reports_known_error(
     got = lab.probe("compare_with_given_attention", Q, K, V, mask, given, text=text)
     reported, _backend = got.parts("max_abs_diff", "backend")
     actual = float(np.max(np.abs(given - theirs)))
-    reports(reported, actual, torch_side.compare_variants(oracle, given, Q, K, V, mask, given=True))
+    reports(reported, actual, torch_side.compare_variants(oracle, given, Q, K, V, mask))
 
 
 def names_a_kernel(oracle: Oracle, backend: Got, Q: np.ndarray, K: np.ndarray, V: np.ndarray, mask: Any) -> None:

@@ -65,22 +65,17 @@ def compare_variants(
     K: ArrayLike,
     V: ArrayLike,
     mask: ArrayLike | None = None,
-    given: bool = False,
 ) -> Answers:
     """What each mistake reports as ``max_abs_diff`` when the student's attention returned ``output``.
 
-    ``given``: ``output`` was handed to the sandbox (the probe makes ``scaling.attention`` return it), so the
-    call's arguments end with it; on the call's twin the attention's output is the twin's own. Otherwise the
-    twin's attention is taken to be SDPA's: a student whose attention is right there reports what the mistake
-    reports; one whose attention is not gets no name from it.
+    ``output`` is handed to the sandbox (the probe ``compare_with_given_attention`` makes ``scaling.attention``
+    return it), so the call's arguments end with it, and on the call's twin the attention's output is the twin's
+    own.
     """
-    args = (Q, K, V, mask, output) if given else (Q, K, V, mask)
+    args = (Q, K, V, mask, output)
 
     def compute(call: tuple, _kwargs: dict) -> dict[str, np.ndarray]:
-        if call is args:
-            return _variants(oracle, output, Q, K, V, mask)
-        q, k, v, m = call[:4]
-        seen = np.asarray(call[4], dtype=float) if given else sdpa(oracle, q, k, v, m)
+        q, k, v, m, seen = call
         return _variants(oracle, seen, q, k, v, m)
 
     return Answers.of_call(args, {}, compute)
