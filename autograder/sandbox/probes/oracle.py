@@ -41,43 +41,37 @@ def oracle_sdpa(
         return F.scaled_dot_product_attention(*tensors, attn_mask=given, dropout_p=0.0).double().numpy()
 
 
-# SDPA's fused kernels, by the ATen operators that run them; its "math" kernel is the formula in plain operators.
+# SDPA's fused kernels, by the autograd node each leaves on its output (the operator that ran, e.g.
+# ``ScaledDotProductFlashAttentionForCpuBackward0``); the "math" kernel is the formula in plain operators, whose
+# last node is an ordinary one (``MmBackward0``, ``UnsafeViewBackward0``).
 FUSED_KERNELS = {
-    "flash": "_scaled_dot_product_flash_attention",
-    "efficient": "_scaled_dot_product_efficient_attention",
-    "cudnn": "_scaled_dot_product_cudnn_attention",
+    "flash": "ScaledDotProductFlashAttention",
+    "efficient": "ScaledDotProductEfficientAttention",
+    "cudnn": "ScaledDotProductCudnnAttention",
 }
 
 
 @probe
 def oracle_sdpa_kernel(load: Load, Q: np.ndarray, K: np.ndarray, V: np.ndarray, mask: np.ndarray | None) -> str:
     """The kernel ``scaled_dot_product_attention`` picks by itself for these inputs as CPU float32 tensors (the
-    contract's ``torch_attention``): "flash", "efficient" or "cudnn" when the operator of that fused kernel is
-    dispatched, else "math" (the plain formula, which runs as ordinary operators).
+    contract's ``torch_attention``): "flash", "efficient" or "cudnn" when the operator of that fused kernel ran,
+    else "math" (the plain formula, which runs as ordinary operators).
 
-    Watched with a ``TorchDispatchMode``, which sees every ATen operator dispatched under it: torch's own profiler
-    would say the same, but writes its start and stop to the process's stderr.
+    Observed from the operator that ran: the autograd node it leaves on the output names it. The CPU kernel
+    choice does not depend on whether gradients are wanted, and a node costs nothing to read, where a
+    ``TorchDispatchMode`` (or torch's profiler) imports ``torch._dynamo`` on first use, a second per grade.
     """
     import torch
     import torch.nn.functional as F
-    from torch.utils._python_dispatch import TorchDispatchMode
 
-    class Dispatched(TorchDispatchMode):
-        def __init__(self) -> None:
-            super().__init__()
-            self.names: list[str] = []
-
-        def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
-            self.names.append(str(func))
-            return func(*args, **(kwargs or {}))
-
-    q, k, v = (torch.as_tensor(np.asarray(a), dtype=torch.float32) for a in (Q, K, V))
+    q, k, v = (torch.tensor(np.asarray(a), dtype=torch.float32, requires_grad=True) for a in (Q, K, V))
     bool_mask = None if mask is None else torch.as_tensor(np.asarray(mask, dtype=bool))
-    with torch.no_grad(), warnings.catch_warnings(), Dispatched() as seen:
+    with torch.enable_grad(), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        F.scaled_dot_product_attention(q, k, v, attn_mask=bool_mask, dropout_p=0.0)
-    for kernel, operator in FUSED_KERNELS.items():
-        if any(operator in name for name in seen.names):
+        node = F.scaled_dot_product_attention(q, k, v, attn_mask=bool_mask, dropout_p=0.0).grad_fn
+    ran = "" if node is None else node.name()
+    for kernel, prefix in FUSED_KERNELS.items():
+        if ran.startswith(prefix):
             return kernel
     return "math"
 
