@@ -6,7 +6,7 @@ first on ``sys.path`` before a line of the kit runs, so a folder holding an
 ``autograder/`` package (or ``autograder.py``) would *be* the grader; a check in
 the kit's ``__main__`` would never run. What runs earlier is ``site``: it reads
 the ``.pth`` files of site-packages at every start. The kit's install (its
-wheel, its editable install, the student wheel: :mod:`autograder.release.pth`)
+wheel, its editable install, the student wheel: :mod:`autograder.deliver.release.pth`)
 puts one there that imports a copy of this module, which puts :class:`Guard`
 first in ``sys.meta_path`` with the folder the kit was installed from. When
 ``autograder`` is first imported:

@@ -38,10 +38,11 @@ sys.path.insert(0, str(ROOT))
 from grade_overhead import wall  # noqa: E402  (bench/ is this script's own folder on the path)
 
 CPUACCT = Path("/sys/fs/cgroup/cpuacct")  # cgroup v1; the v2 "unified" hierarchy is not used here
-from autograder import stubs, tasks  # noqa: E402
-from autograder.nbgrader_course import cells, course  # noqa: E402
-from autograder.warm import client  # noqa: E402
-from autograder.warm import job as warm_job  # noqa: E402
+from autograder.base import tasks  # noqa: E402
+from autograder.deliver.nbgrader_course import cells, course  # noqa: E402
+from autograder.deliver.release import stubs  # noqa: E402
+from autograder.deliver.warm import client  # noqa: E402
+from autograder.deliver.warm import job as warm_job  # noqa: E402
 
 LAB = tasks.LAB
 SOLUTIONS = ROOT / "solutions" / LAB

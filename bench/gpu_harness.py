@@ -2,11 +2,11 @@
 
     python bench/gpu_harness.py [FOLDER] [--device cuda] [--runs 3] [--json OUT.json]
 
-Runs :func:`autograder.timing.verified.measure` (the measurement the timing step's grader makes: every kernel call
+Runs :func:`autograder.judge.timing.verified.measure` (the measurement the timing step's grader makes: every kernel call
 timed from outside the sandbox child, every result compared with the reference) on FOLDER (default: the reference
 solution) ``--runs`` times, each in a fresh sandbox, and prints per run the slopes, the naive/SDPA ratio at the
 largest size, the decoding slopes and speed-up, and the student timers' findings: the numbers
-``HARNESS_CUDA`` / ``HARNESS_CPU`` in ``autograder/timing/calibration.py`` are chosen from. Not a test.
+``HARNESS_CUDA`` / ``HARNESS_CPU`` in ``autograder/judge/timing/calibration.py`` are chosen from. Not a test.
 """
 
 from __future__ import annotations
@@ -22,12 +22,12 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from autograder import tasks  # noqa: E402
-from autograder.oracle import InProcessOracle  # noqa: E402
-from autograder.reference import Reference  # noqa: E402
+from autograder.base import tasks  # noqa: E402
+from autograder.base.reference import Reference  # noqa: E402
+from autograder.judge.oracle import InProcessOracle  # noqa: E402
+from autograder.judge.timing import verified  # noqa: E402
+from autograder.judge.timing.calibration import harness_for  # noqa: E402
 from autograder.sandbox.client import Limits, Sandbox  # noqa: E402
-from autograder.timing import verified  # noqa: E402
-from autograder.timing.calibration import harness_for  # noqa: E402
 
 
 def summary(measurement: verified.Measurement) -> dict:

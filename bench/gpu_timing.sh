@@ -7,7 +7,7 @@
 # stays as it is) with `attnlab timing --device DEVICE`, grades the timing step on that report, and
 # prints the report's summary. On an H200-class machine the full run takes well under 5 minutes
 # (a hard limit of 5 minutes is enforced). Its report is the data to calibrate the GPU windows
-# from (autograder/timing/calibration.py, CUDA_WINDOWS): set OUT=<folder> to keep
+# from (autograder/judge/timing/calibration.py, CUDA_WINDOWS): set OUT=<folder> to keep
 # timing.json and the plots. `cpu` runs the same path on the CPU (what CI-sized machines can check).
 set -euo pipefail
 

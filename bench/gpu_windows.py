@@ -5,7 +5,7 @@
 RUN.json are full ``attnlab timing --device cuda`` reports of the reference (bench/gpu_session.sh makes three);
 HARNESS.json is bench/gpu_harness.py's output on the same GPU. Writes the windows, the grader's harness windows and
 where they came from into FILE (default: autograder/data/cuda_calibration.json, which
-``autograder/timing/calibration.py`` reads). The rule, the same for every quantity:
+``autograder/judge/timing/calibration.py`` reads). The rule, the same for every quantity:
 
 - a slope's window spans the runs' slopes widened on each side by the larger of :data:`SLOPE_MARGIN` and their
   spread (so a quiet GPU, whose runs agree to 0.01, still gets room for another machine's noise);
@@ -27,7 +27,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from autograder.timing import analysis, report  # noqa: E402
+from autograder.judge.timing import analysis, report  # noqa: E402
 
 SLOPE_MARGIN = 0.25
 RATIO_MARGIN = 1.5

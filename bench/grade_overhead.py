@@ -36,7 +36,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from autograder import tasks  # noqa: E402
+from autograder.base import tasks  # noqa: E402
 
 CPUACCT = Path("/sys/fs/cgroup/cpuacct")  # cgroup v1; the v2 "unified" hierarchy is not used here
 SOLUTIONS = f"solutions/{tasks.LAB}"
@@ -47,9 +47,9 @@ STEP_MARGIN_S = 1.5
 
 
 # What --without-speedups turns off, to measure before and after in one alternating run: this round's (issue 23)
-# report of untouched steps without running their checks (autograder/pristine.py) and the checks' torch in a child
-# of the torch fork server instead of the grader (autograder/oracle.py). The round before's, the early start of the
-# fork servers (ATTNLAB_EARLY=0) and the remembered bubblewrap probe (ATTNLAB_PROBE_CACHE=0), stay on.
+# report of untouched steps without running their checks (autograder/handin/pristine.py) and the checks' torch in a
+# child of the torch fork server instead of the grader (autograder/judge/oracle.py). The round before's, the early
+# start of the fork servers (ATTNLAB_EARLY=0) and the remembered bubblewrap probe (ATTNLAB_PROBE_CACHE=0), stay on.
 WITHOUT_SPEEDUPS = {"ATTNLAB_SKIP_UNTOUCHED": "0", "ATTNLAB_ORACLE": "grader"}
 
 

@@ -71,8 +71,8 @@ def main() -> None:
         marks.append((name, *clock.now()))
 
     sys.path.insert(0, str(ROOT))
-    from autograder import engine
-    from autograder.checklist import step_of
+    from autograder.grading import engine
+    from autograder.grading.checklist import step_of
 
     mark("grader imports (engine, pytest, numpy)")
 
@@ -95,7 +95,7 @@ def main() -> None:
             super().pytest_sessionfinish()
 
     engine.GradingPlugin = Profiled
-    from autograder.kit import Kit
+    from autograder.base.kit import Kit
 
     kit = Kit.find()
     report = engine.grade(

@@ -9,7 +9,7 @@ time. The kit's own grader is the test: a mutant is *killed* when grading it
 
 Which mutants change behaviour is decided by running code, not by reading it:
 the original and the mutated module are called on the reference's public
-inputs (the step's cases in :mod:`autograder.cases`), on the same calls with
+inputs (the step's cases in :mod:`autograder.judge.cases`), on the same calls with
 every float array drawn afresh (random inputs), and on the few calls of
 ``EXTRA_CALLS`` (error paths, callables, the cache object). A mutant whose
 every result, raised exception included, equals the original's to 1e-9 is
@@ -44,8 +44,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from autograder import cases, engine, tasks  # noqa: E402
-from autograder.reference import Reference  # noqa: E402
+from autograder.base import tasks  # noqa: E402
+from autograder.base.reference import Reference  # noqa: E402
+from autograder.grading import engine  # noqa: E402
+from autograder.judge import cases  # noqa: E402
 
 SOLUTIONS = ROOT / "solutions" / tasks.LAB
 HIDDEN = ROOT / "hidden" / tasks.LAB

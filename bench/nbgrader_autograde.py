@@ -34,9 +34,9 @@ sys.path.insert(0, str(ROOT))
 
 from grade_overhead import wall  # noqa: E402  (bench/ is this script's own folder on the path)
 
-from autograder import tasks  # noqa: E402
-from autograder.nbgrader_course import cells, course, notebook  # noqa: E402
-from autograder.warm import client  # noqa: E402
+from autograder.base import tasks  # noqa: E402
+from autograder.deliver.nbgrader_course import cells, course, notebook  # noqa: E402
+from autograder.deliver.warm import client  # noqa: E402
 
 LAB, BARE = tasks.LAB, "bare"
 

@@ -22,8 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder.report import serialize
-from autograder.report.model import GradeReport
+from autograder.grading import serialize
+from autograder.grading.model import GradeReport
 from tests import kit, shared
 
 # What goes to the second tier, and what it needs: a test file (``tests/x.py``), one test (``tests/x.py::name``,
@@ -162,7 +162,7 @@ def stubs_report(tmp_path_factory: pytest.TempPathFactory) -> GradeReport:
 @pytest.fixture(scope="session")
 def student_bundle(tmp_path_factory: pytest.TempPathFactory):
     """The student bundle (``attnlab release``), built once per run."""
-    from autograder.release import bundle
+    from autograder.deliver.release import bundle
 
     def dump(built: bundle.Bundle) -> str:
         return json.dumps({"root": str(built.root), "wheel": str(built.wheel)})
@@ -177,7 +177,7 @@ def student_bundle(tmp_path_factory: pytest.TempPathFactory):
 @pytest.fixture(scope="session")
 def gradescope_zip(tmp_path_factory: pytest.TempPathFactory, student_bundle) -> Path:
     """The Gradescope autograder zip, with the bundle's wheel and a fixed secret (5 s per call), built once per run."""
-    from autograder.gradescope import build
+    from autograder.deliver.gradescope import build
 
     def make(folder: Path) -> Path:
         options = build.ZipOptions(

@@ -10,9 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from autograder import diagnose, engine, tasks
-from autograder.kit import Kit
-from autograder.report.model import GradeReport
+from autograder.base import tasks
+from autograder.base.kit import Kit
+from autograder.grading import engine
+from autograder.grading.model import GradeReport
+from autograder.judge import diagnose
 from autograder.sandbox.client import Limits
 
 KIT = Kit.source_tree()

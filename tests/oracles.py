@@ -6,9 +6,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from autograder import oracle as oracles
-from autograder import tasks
-from autograder.reference import Reference
+from autograder.base import tasks
+from autograder.base.reference import Reference
+from autograder.judge import oracle as oracles
 from autograder.sandbox.client import Limits
 from autograder.sandbox.isolation import Level
 from tests import kit, layers

@@ -25,8 +25,10 @@ from typing import TypeVar
 
 import pytest
 
-from autograder import i18n, lanes, pristine
+from autograder import i18n
 from autograder.cli import early
+from autograder.grading import lanes
+from autograder.handin import pristine
 from autograder.sandbox import isolation, probecache, zygote
 
 T = TypeVar("T")

@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from autograder.batch import summary
-from autograder.handout import html as handout_html
+from autograder.deliver.batch import summary
+from autograder.deliver.handout import html as handout_html
+from autograder.deliver.workbench import build
 from autograder.report import render_html
-from autograder.workbench import build
 from tests import kit
 from tests.test_workbench_browser import _missing, find, open_page, wait
 from tests.test_workbench_browser import driver as driver

@@ -15,11 +15,11 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder import tasks
-from autograder.batch import discover, records, summary
-from autograder.batch import run as batch
-from autograder.batch.job import Result
-from autograder.report import serialize
+from autograder.base import tasks
+from autograder.deliver.batch import discover, records, summary
+from autograder.deliver.batch import run as batch
+from autograder.deliver.batch.job import Result
+from autograder.grading import serialize
 from tests import kit
 
 LAB = tasks.LAB

@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from autograder import intake, safefs
-from autograder.batch import discover
-from autograder.batch import run as batch
+from autograder.base import safefs
+from autograder.deliver.batch import discover
+from autograder.deliver.batch import run as batch
+from autograder.handin import intake
 from tests import kit, unreadable
 
 LAB = "lab07_attention"
@@ -129,7 +130,7 @@ def test_a_csv_that_cannot_be_written_is_one_sentence_and_exit_3(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from autograder import cli
-    from autograder.batch import records
+    from autograder.deliver.batch import records
 
     (tmp_path / "submissions" / "ann").mkdir(parents=True)  # no lab files: a row, without starting a grader's work
 
@@ -151,7 +152,7 @@ def test_the_gradescope_runner_grades_what_it_can_read(tmp_path: Path) -> None:
     results.json grades what it could read, and says what it could not."""
     import json
 
-    from autograder.gradescope import runner
+    from autograder.deliver.gradescope import runner
 
     root = tmp_path / "gradescope"
     for folder in ("solutions", "hidden"):
@@ -165,7 +166,13 @@ def test_the_gradescope_runner_grades_what_it_can_read(tmp_path: Path) -> None:
     unreadable.close(lab / "reports")
     try:
         done = subprocess.run(
-            [*unreadable.prefix(), sys.executable, "-I", "-c", "from autograder.gradescope.runner import main; main()"],
+            [
+                *unreadable.prefix(),
+                sys.executable,
+                "-I",
+                "-c",
+                "from autograder.deliver.gradescope.runner import main; main()",
+            ],
             capture_output=True, text=True, timeout=600, cwd=tmp_path, env={**os.environ, runner.ENV_ROOT: str(root)},
         )  # fmt: skip
     finally:

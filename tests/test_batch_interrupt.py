@@ -160,10 +160,10 @@ def test_a_batch_that_ends_leaves_another_batchs_gradings_alone(tmp_path: Path) 
     running at that moment finish on the fork server they started with, unharmed."""
     import threading
 
-    from autograder.batch import run as batch
+    from autograder.deliver.batch import run as batch
+    from autograder.deliver.warm import client
+    from autograder.deliver.warm import job as warm_job
     from autograder.sandbox.client import Limits
-    from autograder.warm import client
-    from autograder.warm import job as warm_job
     from tests.test_batch import options
 
     slow = shutil.copytree(kit.SOLUTIONS, tmp_path / "slow" / "ann" / LAB, ignore=shutil.ignore_patterns("__pycache__"))

@@ -20,9 +20,9 @@ from typing import Any
 
 import pytest
 
-from autograder.batch import alike_answers, alike_times, records, similarity, summary
-from autograder.batch import run as batch
-from autograder.batch.job import Result
+from autograder.deliver.batch import alike_answers, alike_times, records, similarity, summary
+from autograder.deliver.batch import run as batch
+from autograder.deliver.batch.job import Result
 from tests import kit
 from tests.test_batch import options
 
@@ -332,7 +332,7 @@ def test_grade_batch_on_a_dask_cluster_flags_the_copies(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_grade_batch_on_an_nbgrader_course_flags_the_copies(tmp_path: Path) -> None:
     """The nbgrader path: grade-batch on a course folder (its private folder's reference tells a wrong answer)."""
-    from autograder.nbgrader_course import course as course_writer
+    from autograder.deliver.nbgrader_course import course as course_writer
 
     course = tmp_path / "course"
     course_writer.write_course(course_writer.CourseOptions(folder=course, kit=kit.ROOT))

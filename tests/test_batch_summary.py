@@ -3,11 +3,11 @@ them as they finish), and its chart's axis ends at the class size."""
 
 from __future__ import annotations
 
-from autograder import tasks
-from autograder.batch import summary
-from autograder.batch.job import Result
-from autograder.report import serialize
-from autograder.report.model import CheckResult, GradeReport, StepResult
+from autograder.base import tasks
+from autograder.deliver.batch import summary
+from autograder.deliver.batch.job import Result
+from autograder.grading import serialize
+from autograder.grading.model import CheckResult, GradeReport, StepResult
 
 
 def student(name: str, mistakes: tuple[str, ...]) -> Result:

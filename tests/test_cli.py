@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from autograder import engine, tasks
-from autograder.gradescope import results as gradescope
-from autograder.kit import Kit
-from autograder.report.model import GradeReport
+from autograder.base import tasks
+from autograder.base.kit import Kit
+from autograder.grading import engine
+from autograder.grading.model import GradeReport
+from autograder.report import gradescope
 from tests import kit
 
 CORE = ("--step", "softmax", "--step", "scaling", "--step", "mask")
@@ -87,7 +88,7 @@ def test_same_folder_twice_gives_the_same_report() -> None:
 
 
 def test_seed_reproduces_hidden_inputs(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("ATTNLAB_SKIP_UNTOUCHED", "0")  # the stubs' checks run (autograder.pristine)
+    monkeypatch.setenv("ATTNLAB_SKIP_UNTOUCHED", "0")  # the stubs' checks run (autograder.handin.pristine)
     a = kit.grade(kit.STUBS, steps=("scaling",), seed=11)
     b = kit.grade(kit.STUBS, steps=("scaling",), seed=11)
     c = kit.grade(kit.STUBS, steps=("scaling",), seed=12)

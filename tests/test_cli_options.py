@@ -203,8 +203,8 @@ def test_a_students_install_lists_only_the_students_options(
 
 
 def test_a_page_the_kit_wrote_may_be_written_again(here: Path) -> None:
-    from autograder import htmlpage
     from autograder.cli import options
+    from autograder.report import htmlpage
 
     page = here / "report.html"
     page.write_text(htmlpage.page("<p>x</p>", title="t", style=""), encoding="utf-8")

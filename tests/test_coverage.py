@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from autograder import chapter
+from autograder.base import chapter
 from tests import kit
 
 # Catalog id prefixes and the step that owns their values.
@@ -103,7 +103,7 @@ LEFT_OUT = {
 
 
 def _graded_ids() -> set[str]:
-    sources = [*(kit.ROOT / "autograder" / "graders").rglob("test_*.py"), *kit.HIDDEN.glob("test_*.py")]
+    sources = [*(kit.ROOT / "autograder" / "grading" / "graders").rglob("test_*.py"), *kit.HIDDEN.glob("test_*.py")]
     found: set[str] = set()
     for path in sources:
         found.update(re.findall(r"""chapter\.value\(\s*["']([^"']+)["']""", path.read_text(encoding="utf-8")))

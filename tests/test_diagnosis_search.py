@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from autograder import diagnose
-from autograder.diagnose import block, catalog, gradients, moe_router, positions, scaling, search, softmax
+from autograder.base.reference import Reference
 from autograder.i18n import using
-from autograder.reference import Reference
+from autograder.judge import diagnose
+from autograder.judge.diagnose import block, catalog, gradients, moe_router, positions, scaling, search, softmax
 from tests import kit
 
 REF = Reference(kit.SOLUTIONS, ("softmax", "scaling", "mask", "positions", "block", "gradients", "moe_router"))

@@ -13,11 +13,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from autograder import tasks
-from autograder.diagnose import relations, twin
-from autograder.diagnose.trace import explain, follow, model
-from autograder.oracle import InProcessOracle
-from autograder.reference import Reference
+from autograder.base import tasks
+from autograder.base.reference import Reference
+from autograder.judge.diagnose import relations, twin
+from autograder.judge.diagnose.trace import explain, follow, model
+from autograder.judge.oracle import InProcessOracle
 from bench.real_code import cases_traced
 from tests import kit
 
@@ -205,7 +205,7 @@ def test_half_precision_is_never_said_of_errors_half_precision_does_not_make() -
 
 
 def test_equal_infinities_are_not_the_largest_difference() -> None:
-    from autograder import messages
+    from autograder.judge import messages
 
     expected = np.array([[0.0, -np.inf], [-0.5, 0.0]])
     got = np.array([[0.0, -np.inf], [-0.25, 0.0]])

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.report.model import GradeReport
+from autograder.grading.model import GradeReport
 from autograder.sandbox.client import Limits
 from tests import kit
 

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 
 from autograder import cli
+from autograder.base.kit import Kit
 from autograder.cli import common
-from autograder.gradescope import build as zip_build
-from autograder.kit import Kit
-from autograder.release import bundle, guard
+from autograder.deliver.gradescope import build as zip_build
+from autograder.deliver.release import bundle, guard
 from tests import kit
 
 

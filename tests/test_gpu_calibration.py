@@ -18,8 +18,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from autograder.timing import analysis, report, verified
-from autograder.timing.calibration import CUDA_CALIBRATION, CUDA_WINDOWS, HARNESS_CUDA, cuda_calibration
+from autograder.judge.timing import analysis, report, verified
+from autograder.judge.timing.calibration import CUDA_CALIBRATION, CUDA_WINDOWS, HARNESS_CUDA, cuda_calibration
 from tests import kit
 
 DATA = kit.ROOT / "tests" / "data" / "timing_cuda"

@@ -16,9 +16,12 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder import intake, stubs, submission, tasks, versions
-from autograder.gradescope import build, results, runner
-from autograder.report.model import CheckResult, GradeReport, StepResult
+from autograder.base import tasks, versions
+from autograder.deliver.gradescope import build, runner
+from autograder.deliver.release import stubs
+from autograder.grading.model import CheckResult, GradeReport, StepResult
+from autograder.handin import intake, submission
+from autograder.report import gradescope as results
 from tests import kit
 
 LAB = tasks.LAB

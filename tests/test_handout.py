@@ -11,9 +11,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from autograder import chapter, cli, tasks
-from autograder.handout import blocks, checks, contract, figures, generate, html, workbench_figure
-from autograder.kit import Kit
+from autograder import cli
+from autograder.base import chapter, tasks
+from autograder.base.kit import Kit
+from autograder.deliver.handout import blocks, checks, contract, figures, generate, html, workbench_figure
 
 KIT = Kit.source_tree()
 IMAGE_REF = re.compile(r"!\[[^\]]*\]\((figures/[^)]+)\)")
@@ -129,7 +130,7 @@ def test_errata_list_every_mismatch_with_its_correct_value() -> None:
 @pytest.mark.parametrize("step", tasks.STEPS, ids=lambda s: s.id)
 def test_mistakes_lists_every_known_mistake(step: tasks.Step) -> None:
     try:
-        module = importlib.import_module(f"autograder.diagnose.{step.module}")
+        module = importlib.import_module(f"autograder.judge.diagnose.{step.module}")
     except ModuleNotFoundError:
         pytest.skip(f"no diagnosis module for {step.id}")
     body = block_body("mistakes", step.id)

@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from autograder.handout import browser, html
-from autograder.kit import Kit
+from autograder.base.kit import Kit
+from autograder.deliver.handout import browser, html
 
 needs_chromium = pytest.mark.skipif(
     browser.find_chromium() is None,

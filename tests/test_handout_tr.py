@@ -12,10 +12,11 @@ import re
 
 import pytest
 
-from autograder import i18n, tasks
-from autograder.handout import blocks, generate, html
+from autograder import i18n
+from autograder.base import tasks
+from autograder.base.kit import Kit
+from autograder.deliver.handout import blocks, generate, html
 from autograder.i18n import _
-from autograder.kit import Kit
 
 KIT = Kit.source_tree()
 LANG = "tr"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder import engine
+from autograder.grading import engine
 from tests import kit
 
 HOSTILE = {
@@ -99,7 +99,8 @@ def _hostile_names(folder: Path, outside: Path) -> None:
 
 
 def test_links_and_special_files_are_never_followed_opened_or_written_through(tmp_path: Path) -> None:
-    from autograder import intake, safefs, submission
+    from autograder.base import safefs
+    from autograder.handin import intake, submission
 
     folder = tmp_path / "hand-in"
     shutil.copytree(kit.STUBS, folder, ignore=shutil.ignore_patterns("__pycache__"))
@@ -120,7 +121,7 @@ def test_links_and_special_files_are_never_followed_opened_or_written_through(tm
 
 
 def test_a_link_swapped_in_after_listing_is_refused_by_the_kernel(tmp_path: Path) -> None:
-    from autograder import safefs
+    from autograder.base import safefs
 
     (tmp_path / "real").mkdir()
     (tmp_path / "link").symlink_to(tmp_path / "real", target_is_directory=True)
@@ -134,7 +135,9 @@ def test_a_link_swapped_in_after_listing_is_refused_by_the_kernel(tmp_path: Path
 
 @pytest.mark.parametrize("shape", ["deep", "many", "large"])
 def test_a_hand_in_past_a_limit_is_refused_in_one_sentence(tmp_path: Path, shape: str) -> None:
-    from autograder import intake, messages, safefs
+    from autograder.base import safefs
+    from autograder.handin import intake
+    from autograder.judge import messages
 
     folder = tmp_path / "hand-in"
     shutil.copytree(kit.STUBS, folder, ignore=shutil.ignore_patterns("__pycache__"))
@@ -169,7 +172,7 @@ def test_the_timing_report_is_found_wherever_a_student_would_put_it(tmp_path: Pa
     notebook's own %%writefile cell (issue 20, point 2)."""
     import nbformat
 
-    from autograder import intake, submission
+    from autograder.handin import intake, submission
 
     upload = tmp_path / "upload"
     lab = upload / "lab07_attention"
@@ -188,14 +191,14 @@ def test_the_timing_report_is_found_wherever_a_student_would_put_it(tmp_path: Pa
         place.write_text(report, encoding="utf-8")
     taken = intake.take_in(upload, tmp_path / "work" / "copy", search=True)
     assert (taken.folder / "reports" / "timing.json").read_text(encoding="utf-8") == report
-    assert "/".join(submission.REPORT) == __import__("autograder.timing.report", fromlist=["PATH"]).PATH
+    assert "/".join(submission.REPORT) == __import__("autograder.judge.timing.report", fromlist=["PATH"]).PATH
 
 
 def test_csv_cells_from_hand_ins_cannot_repaint_a_terminal_or_run_as_formulas(tmp_path: Path) -> None:
     import csv
 
-    from autograder.batch import records
-    from autograder.batch.job import Result
+    from autograder.deliver.batch import records
+    from autograder.deliver.batch.job import Result
 
     rows = [Result('=HYPERLINK("http://x")', "d", reason="\x1b[2J cleared"), Result("ok", "d", reason="@SUM(1)")]
     path = records.write_csv(tmp_path / "grades.csv", rows, ("softmax",), 10.0)
@@ -227,9 +230,9 @@ def test_a_symlinked_module_says_it_is_a_link(tmp_path: Path) -> None:
 def test_a_grader_failure_is_retried_once_and_never_the_students_points(tmp_path: Path, monkeypatch) -> None:
     """No space left, a dead fork server, an internal error: graded once more; a second failure is a row that says
     the grader failed, with no points, counted by the batch (and its exit status)."""
-    from autograder.batch import job, records
-    from autograder.batch import run as batch
-    from autograder.batch.job import Job, Result
+    from autograder.deliver.batch import job, records
+    from autograder.deliver.batch import run as batch
+    from autograder.deliver.batch.job import Job, Result
 
     calls: list[str] = []
 
@@ -272,7 +275,7 @@ def test_doctor_warns_about_hand_ins_other_users_can_read(tmp_path: Path, capsys
 
 @pytest.mark.parametrize("where", ["reports/timing.json", "timing.json"])
 def test_a_timing_report_that_is_a_link_is_left_out_and_named(tmp_path: Path, where: str) -> None:
-    from autograder import intake
+    from autograder.handin import intake
 
     folder = tmp_path / "lab"
     shutil.copytree(kit.STUBS, folder, ignore=shutil.ignore_patterns("__pycache__"))

@@ -13,7 +13,8 @@ import fnmatch
 
 import pytest
 
-from autograder import i18n, tasks
+from autograder import i18n
+from autograder.base import tasks
 from autograder.i18n import N_, _, catalogs
 from autograder.i18n.extract import grader_titles
 from tests import kit
@@ -130,7 +131,7 @@ def test_grader_titles_are_extracted_as_the_report_shows_them() -> None:
 
 
 def test_step_titles_and_check_titles_are_turkish_in_turkish() -> None:
-    from autograder.handout import checks
+    from autograder.deliver.handout import checks
 
     with i18n.using("tr"):
         found = checks.checks_by_step(kit.KIT.public_graders, "tr")
@@ -141,16 +142,16 @@ def test_step_titles_and_check_titles_are_turkish_in_turkish() -> None:
 # Where the graders' words are written: the grader files, the checks they share, and the modules that word what
 # a check found (instructor-facing errors, e.g. a malformed question file, stay English).
 GRADER_WORDS = (
-    "autograder/graders",
+    "autograder/grading/graders",
     "hidden",
-    "autograder/checks",
-    "autograder/checking.py",
-    "autograder/messages.py",
-    "autograder/diagnose/moe_router.py",
+    "autograder/judge/checks",
+    "autograder/judge/checking.py",
+    "autograder/judge/messages.py",
+    "autograder/judge/diagnose/moe_router.py",
     "autograder/sandbox/probes/predictions.py",
-    "autograder/timing/analysis.py",
-    "autograder/timing/explain.py",
-    "autograder/timing/report.py",
+    "autograder/judge/timing/analysis.py",
+    "autograder/judge/timing/explain.py",
+    "autograder/judge/timing/report.py",
 )
 
 

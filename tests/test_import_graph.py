@@ -1,4 +1,4 @@
-"""The engine's modules import one another without circles.
+"""The engine's modules import one another without circles, and its stages only downwards.
 
 A circle is harmless at run time as long as the imports inside functions
 break it, but it hides a rule in the wrong room (see the design notes), so
@@ -10,11 +10,20 @@ from __future__ import annotations
 
 import ast
 import graphlib
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from tests import kit
+
+try:
+    import tomllib  # novermin
+except ImportError:  # Python 3.10
+    import tomli as tomllib
 
 PACKAGE = "autograder"
 
@@ -96,3 +105,44 @@ def test_a_circle_is_found_even_inside_a_function(tmp_path: Path, files: dict[st
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
     assert (cycle(import_graph(tmp_path)) is not None) is circular
+
+
+def _lint_imports(config: Path, cwd: Path, pythonpath: str | None = None) -> subprocess.CompletedProcess:
+    """``lint-imports`` on ``config`` (no cache: a read-only checkout has nowhere to write one)."""
+    environment = {**os.environ, "PYTHONPATH": pythonpath} if pythonpath else None
+    code = "import sys; from importlinter.cli import lint_imports; sys.exit(lint_imports(sys.argv[1], no_cache=True))"
+    return subprocess.run(
+        [sys.executable, "-c", code, str(config)], cwd=cwd, capture_output=True, text=True, env=environment
+    )
+
+
+def test_the_stages_import_only_downwards() -> None:
+    """pyproject's import-linter contracts hold: the stages a hand-in passes through import only the stages below
+    them, in the order data flows, and each stage's modules the order written for it."""
+    done = _lint_imports(kit.ROOT / "pyproject.toml", kit.ROOT)
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    assert "0 broken" in done.stdout
+
+
+def test_the_stage_contract_refuses_an_import_against_the_flow(tmp_path: Path) -> None:
+    """The same stage contract, on a package laid out like the engine (a module in every stage) in which the
+    lowest stage imports the commands, is broken: the contract can fail."""
+    project = tomllib.loads((kit.ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    stages = project["tool"]["importlinter"]["contracts"][0]["layers"]
+    renamed = [layer.replace(PACKAGE, "staged") for layer in stages]
+    for layer in renamed:
+        folder = tmp_path / Path(*layer.split("."))
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "__init__.py").write_text("")
+        (folder.parent / "__init__.py").write_text("")
+    (tmp_path / Path(*renamed[-1].split(".")) / "low.py").write_text(f"import {renamed[0]}\n")
+    contract = {"name": "stages", "type": "layers", "layers": renamed}
+    config = tmp_path / "contracts.toml"
+    config.write_text(
+        '[tool.importlinter]\nroot_package = "staged"\n\n[[tool.importlinter.contracts]]\n'
+        + "".join(f"{key} = {json.dumps(value)}\n" for key, value in contract.items()),
+        encoding="utf-8",
+    )
+    done = _lint_imports(config, tmp_path, pythonpath=str(tmp_path))
+    assert done.returncode != 0 and "1 broken" in done.stdout, done.stdout[-3000:] + done.stderr[-2000:]
+    assert f"{renamed[-1]}.low -> {renamed[0]}" in done.stdout

@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 from packaging.requirements import Requirement
 
-from autograder import versions
-from autograder.release import readme
+from autograder.base import versions
+from autograder.deliver.release import readme
 from tests import kit
 
 try:

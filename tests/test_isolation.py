@@ -13,7 +13,7 @@ import pytest
 
 from autograder import cli
 from autograder.cli.common import EXIT_USAGE
-from autograder.gradescope.results import markdown_text
+from autograder.report.gradescope import markdown_text
 from autograder.sandbox import bwrap, isolation, launcher
 from autograder.sandbox.client import Limits, Sandbox
 from autograder.sandbox.isolation import Level
@@ -139,7 +139,7 @@ def test_a_namespaced_child_sees_only_what_it_needs(view: Sandbox) -> None:
 def test_a_namespaced_child_sees_exactly_the_student_wheels_engine(view: Sandbox) -> None:
     """The public engine only: what the student wheel holds (and its bytecode), no instructor module, wherever the
     kit and its environment live; a copy of the kit installed in a site-packages is hidden too."""
-    from autograder.release import contents
+    from autograder.deliver.release import contents
 
     mounted = view.call("view", "tree", "/opt/attnlab/autograder")
     public = {p.relative_to(contents.PACKAGE).as_posix() for p in contents.public_files()}
@@ -150,8 +150,8 @@ def test_a_namespaced_child_sees_exactly_the_student_wheels_engine(view: Sandbox
     sources = [name for name in mounted if name.endswith(".py")]
     assert sources == sorted(p.relative_to(contents.PACKAGE).as_posix() for p in contents.public_files()
                              if p.suffix == ".py")  # fmt: skip
-    assert not any(name.startswith(("batch/", "release/", "handout/")) for name in mounted)
-    assert "nbgrader_course/notebook.py" not in mounted and "nbgrader_course/cells.py" in mounted
+    assert not any(name.startswith(("deliver/batch/", "deliver/release/", "deliver/handout/")) for name in mounted)
+    assert "deliver/nbgrader_course/notebook.py" not in mounted and "deliver/nbgrader_course/cells.py" in mounted
     for root in bwrap.python_roots():
         for site in [Path(root), *Path(root).glob("lib*/python3*/site-packages")]:
             if (site / "autograder").is_dir():

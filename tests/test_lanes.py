@@ -13,7 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from autograder import engine, lanes, pristine, tasks
+from autograder.base import tasks
+from autograder.grading import engine, lanes
+from autograder.handin import pristine
 from autograder.sandbox import client
 from tests import kit
 
@@ -49,7 +51,7 @@ def thread_free(test: Callable[..., None]) -> Callable[..., None]:
 def no_preload_running(monkeypatch: pytest.MonkeyPatch) -> None:
     """An earlier test's grading may still be importing torch in its preload thread; lanes fork only once no other
     thread runs, so these tests wait for it. The stubs' checks run (untouched steps would be reported without a
-    lane, :mod:`autograder.pristine`)."""
+    lane, :mod:`autograder.handin.pristine`)."""
     monkeypatch.setenv(pristine.ENV_SWITCH, "0")
     for thread in threading.enumerate():
         if thread.name == "attnlab-torch-preload":

@@ -17,9 +17,9 @@ from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
 
 from autograder import i18n
-from autograder.engine import GradeOptions
+from autograder.deliver.warm import job
+from autograder.grading.engine import GradeOptions
 from autograder.i18n import catalogs
-from autograder.warm import job
 from tests import kit
 from tests.test_cli import run_cli
 
@@ -230,8 +230,8 @@ def test_a_gradescope_course_has_one_language_and_the_worker_speaks_it() -> None
 
 
 def test_the_gradescope_settings_keep_the_language() -> None:
-    from autograder.gradescope import runner
-    from autograder.report import serialize
+    from autograder.deliver.gradescope import runner
+    from autograder.grading import serialize
 
     settings = runner.Settings(secret="s", language="tr")
     assert serialize.decode(runner.Settings, serialize.encode(settings)).language == "tr"

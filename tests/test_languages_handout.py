@@ -22,8 +22,8 @@ from pathlib import Path
 import pytest
 
 from autograder import i18n
-from autograder.handout import blocks, browser, generate, html
-from autograder.kit import Kit
+from autograder.base.kit import Kit
+from autograder.deliver.handout import blocks, browser, generate, html
 from tests import page_probe
 
 REAL = Kit.source_tree()

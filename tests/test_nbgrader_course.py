@@ -27,11 +27,13 @@ nbformat = pytest.importorskip("nbformat")
 pytest.importorskip("nbgrader")
 from nbgrader.api import Gradebook  # noqa: E402
 
-from autograder import engine, stubs, tasks  # noqa: E402
-from autograder.diagnose.catalog import MISTAKES  # noqa: E402
-from autograder.nbgrader_course import cells, notebook, run  # noqa: E402
-from autograder.nbgrader_course import course as course_writer  # noqa: E402
-from autograder.warm import client  # noqa: E402
+from autograder.base import tasks  # noqa: E402
+from autograder.deliver.nbgrader_course import cells, notebook, run  # noqa: E402
+from autograder.deliver.nbgrader_course import course as course_writer  # noqa: E402
+from autograder.deliver.release import stubs  # noqa: E402
+from autograder.deliver.warm import client  # noqa: E402
+from autograder.grading import engine  # noqa: E402
+from autograder.judge.diagnose.catalog import MISTAKES  # noqa: E402
 from tests import kit  # noqa: E402
 from tests.test_nbgrader_kernel import TRANSFORMER_CELL  # noqa: E402
 from tests.test_step_timing import cuda_report  # noqa: E402
@@ -149,10 +151,10 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
     exits = variant(tmp, "exits", "costs", lambda text: text + "\nimport os\n\nos._exit(0)  # at import\n")
     hangs = variant(tmp, "hangs", "positions", hang_in_rope)
     fake_kit = tmp / "fake_kit"
-    (fake_kit / "autograder" / "nbgrader_course").mkdir(parents=True)
-    for name in ("__init__.py", "nbgrader_course/__init__.py"):
+    (fake_kit / "autograder" / "deliver" / "nbgrader_course").mkdir(parents=True)
+    for name in ("__init__.py", "deliver/__init__.py", "deliver/nbgrader_course/__init__.py"):
         (fake_kit / "autograder" / name).write_text("", encoding="utf-8")
-    (fake_kit / "autograder" / "nbgrader_course" / "cells.py").write_text(FAKE_CELLS, encoding="utf-8")
+    (fake_kit / "autograder" / "deliver" / "nbgrader_course" / "cells.py").write_text(FAKE_CELLS, encoding="utf-8")
     submit(root, "reference", modules=kit.SOLUTIONS)
     submit(root, "release")
     submit(root, "buggy", modules=buggy, steps=("softmax", "costs"))

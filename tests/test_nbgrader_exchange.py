@@ -45,11 +45,11 @@ nbformat = pytest.importorskip("nbformat")
 pytest.importorskip("nbgrader")
 from nbgrader.api import Gradebook  # noqa: E402
 
-from autograder import tasks  # noqa: E402
-from autograder.nbgrader_course import cells, export, notebook  # noqa: E402
-from autograder.nbgrader_course import course as course_writer  # noqa: E402
-from autograder.warm import client  # noqa: E402
-from autograder.warm import job as warm_job  # noqa: E402
+from autograder.base import tasks  # noqa: E402
+from autograder.deliver.nbgrader_course import cells, export, notebook  # noqa: E402
+from autograder.deliver.nbgrader_course import course as course_writer  # noqa: E402
+from autograder.deliver.warm import client  # noqa: E402
+from autograder.deliver.warm import job as warm_job  # noqa: E402
 from tests import hostile_notebook as hostile  # noqa: E402
 from tests import kit  # noqa: E402
 from tests import nbgrader_students as students  # noqa: E402
@@ -321,7 +321,7 @@ def chromium() -> Iterator:
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
-    from autograder.handout import browser
+    from autograder.deliver.handout import browser
     from tests.test_workbench_browser import CHROMEDRIVER
 
     options = webdriver.ChromeOptions()

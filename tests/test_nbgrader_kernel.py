@@ -9,8 +9,8 @@ import pytest
 nbformat = pytest.importorskip("nbformat")
 pytest.importorskip("nbgrader")
 
-from autograder.nbgrader_course import cells, notebook  # noqa: E402
-from autograder.nbgrader_course.preprocessors import KERNEL_DIED, GuardedExecute  # noqa: E402
+from autograder.deliver.nbgrader_course import cells, notebook  # noqa: E402
+from autograder.deliver.nbgrader_course.preprocessors import KERNEL_DIED, GuardedExecute  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
@@ -67,7 +67,7 @@ def test_submission_files_cannot_replace_the_kernel_or_the_kit(tmp_path: Path) -
     outputs = execute(
         tmp_path,
         [
-            "import sys, os, autograder.nbgrader_course.cells as c\nprint(c.__file__)\nprint('' in "
+            "import sys, os, autograder.deliver.nbgrader_course.cells as c\nprint(c.__file__)\nprint('' in "
             "sys.path, os.getcwd() in sys.path)"
         ],
     )

@@ -9,11 +9,12 @@ import pytest
 
 pytest.importorskip("nbformat")
 
-from autograder import i18n, tasks
-from autograder.evidence import Evidence
-from autograder.nbgrader_course import cells, notebook, run
-from autograder.nbgrader_course.private import Private, Settings
-from autograder.report.model import CheckResult, GradeReport, StepResult
+from autograder import i18n
+from autograder.base import tasks
+from autograder.deliver.nbgrader_course import cells, notebook, run
+from autograder.deliver.nbgrader_course.private import Private, Settings
+from autograder.grading.model import CheckResult, GradeReport, StepResult
+from autograder.judge.evidence import Evidence
 
 
 def failed_check(evidence: Evidence | None) -> CheckResult:

@@ -18,16 +18,18 @@ from nbgrader.nbgraderformat import MetadataValidator  # noqa: E402
 from nbgrader.preprocessors import ClearHiddenTests, SaveCells  # noqa: E402
 from traitlets.config.loader import PyFileConfigLoader  # noqa: E402
 
-from autograder import cli, stubs, tasks  # noqa: E402
-from autograder.nbgrader_course import cells, config, course, notebook, release, review, run  # noqa: E402
-from autograder.nbgrader_course import private as private_folder  # noqa: E402
-from autograder.nbgrader_course.preprocessors import (  # noqa: E402
+from autograder import cli  # noqa: E402
+from autograder.base import tasks  # noqa: E402
+from autograder.deliver.nbgrader_course import cells, config, course, notebook, release, review, run  # noqa: E402
+from autograder.deliver.nbgrader_course import private as private_folder  # noqa: E402
+from autograder.deliver.nbgrader_course.preprocessors import (  # noqa: E402
     FeedbackClearHiddenTests,
     IsolatedKernelManager,
     OnlyKitCode,
     SaveKitAutoGrades,
 )
-from autograder.report.model import CheckResult, StepResult  # noqa: E402
+from autograder.deliver.release import stubs  # noqa: E402
+from autograder.grading.model import CheckResult, StepResult  # noqa: E402
 from tests import kit  # noqa: E402
 
 
@@ -38,7 +40,7 @@ def grade_cells(book: nbformat.NotebookNode) -> list[nbformat.NotebookNode]:
 # -- the notebook ------------------------------------------------------------------------------
 def test_committed_notebook_is_the_built_one() -> None:
     assert notebook.REPO_PATH.read_text(encoding="utf-8") == notebook.text(notebook.build()), (
-        "run: python -m autograder.nbgrader_course.notebook"
+        "run: python -m autograder.deliver.nbgrader_course.notebook"
     )
 
 
@@ -54,7 +56,7 @@ def test_one_locked_grade_cell_per_step_worth_the_registry_points() -> None:
         assert (
             "private = None" in cell.source[: hidden[0]] and f'grade("{step.id}", private)' in cell.source[hidden[1] :]
         )
-        assert "import" not in cell.source.replace("from autograder.nbgrader_course.cells import grade", ""), (
+        assert "import" not in cell.source.replace("from autograder.deliver.nbgrader_course.cells import grade", ""), (
             "a grade cell imports something else"
         )
     assert notebook.steps_of(book) == [s.id for s in tasks.STEPS]
@@ -232,7 +234,7 @@ def test_nbgraders_sqlalchemy_warnings_are_filtered_and_the_kernel_is_encrypted(
 
 def test_a_config_that_fails_to_load_stops_nbgrader(tmp_path: Path) -> None:
     broken = config.config_text(deadline_s=300).replace(
-        "from autograder.nbgrader_course.release import", "from autograder.no_such_module import"
+        "from autograder.deliver.nbgrader_course.release import", "from autograder.no_such_module import"
     )
     with pytest.raises(SystemExit, match="stopped before nbgrader falls back to its defaults"):
         load_config(tmp_path, broken)
@@ -394,7 +396,7 @@ def test_the_config_names_the_course_the_exchange_and_the_kits_export(written: P
 
 
 def test_why_nbgrader_did_not_autograde_a_hand_in(tmp_path: Path) -> None:
-    from autograder.nbgrader_course import export
+    from autograder.deliver.nbgrader_course import export
 
     names = [tasks.LAB]
     assert export.why_not_autograded(tmp_path, names) == export.NO_NOTEBOOK
@@ -504,9 +506,9 @@ SEED = 918273645
 def test_no_student_facing_rendering_shows_the_hidden_inputs_seed() -> None:
     """The seed of the hidden inputs is a grader internal: the instructor's terminal shows it, no page, cell output
     or Gradescope field a student sees does (nbgrader's feedback, grade-batch's feedback page, Gradescope)."""
-    from autograder.gradescope import results
+    from autograder.grading.model import GradeReport
+    from autograder.report import gradescope as results
     from autograder.report import render_html, render_terminal
-    from autograder.report.model import GradeReport
 
     step = tasks.step("softmax")
     result = StepResult(step, (CheckResult("softmax", "test_rows", "rows sum to 1", step.points, False, True, "no"),))
@@ -526,7 +528,7 @@ def test_collect_and_autograde_refuse_a_student_id_that_is_not_plain(tmp_path: P
     from nbgrader.auth import Authenticator
     from nbgrader.coursedir import CourseDirectory
 
-    from autograder.nbgrader_course.exchange import KitCollect
+    from autograder.deliver.nbgrader_course.exchange import KitCollect
 
     inbound = tmp_path / "exchange" / "attn101" / "inbound"
     for student in ("ann", '"><img src=x onerror=alert(1)>'):
@@ -542,7 +544,7 @@ def test_collect_and_autograde_refuse_a_student_id_that_is_not_plain(tmp_path: P
 def test_a_grader_failure_in_a_grade_cell_does_not_name_the_private_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from autograder.warm import client
+    from autograder.deliver.warm import client
 
     private = tmp_path / "course" / "private"
     private.mkdir(parents=True)

@@ -1,7 +1,7 @@
 """What a student wrote reaches formgrader and the feedback page only as sanitised HTML (no nbgrader run needed).
 
 The hostile notebook (:mod:`tests.hostile_notebook`) goes through the course's last autograde step
-(:func:`autograder.nbgrader_course.sanitise.for_viewers`) and is rendered with nbgrader's own formgrade and
+(:func:`autograder.deliver.nbgrader_course.sanitise.for_viewers`) and is rendered with nbgrader's own formgrade and
 feedback templates under the course's exporter settings. The page must hold exactly the active elements and
 event handlers the page of the untouched release holds (the templates' own), no attribute that names an
 attack's URL, ``javascript:`` or an HTML or SVG data URL, and the answer's plain text. The browser test
@@ -25,8 +25,8 @@ from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
 from nbgrader.server_extensions.formgrader import handlers  # noqa: E402
 from traitlets.config.loader import PyFileConfigLoader  # noqa: E402
 
-from autograder.nbgrader_course import config, sanitise  # noqa: E402
-from autograder.release import bundle  # noqa: E402
+from autograder.deliver.nbgrader_course import config, sanitise  # noqa: E402
+from autograder.deliver.release import bundle  # noqa: E402
 from tests import hostile_notebook as hostile  # noqa: E402
 
 ACTIVE = {

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from autograder import tasks
-from autograder.nbgrader_course import cells, course
-from autograder.nbgrader_course.private import DEFAULT_DEADLINE_S
-from autograder.warm import address, client
+from autograder.base import tasks
+from autograder.deliver.nbgrader_course import cells, course
+from autograder.deliver.nbgrader_course.private import DEFAULT_DEADLINE_S
+from autograder.deliver.warm import address, client
 from tests import kit
 
 STEPS = ("softmax", "mask")
@@ -79,7 +79,7 @@ def test_each_course_handler_and_kit_gets_its_own_server(
 ) -> None:
     first = address.socket_path(cells.HANDLER, private)
     assert address.socket_path(cells.HANDLER, tmp_path) != first
-    assert address.socket_path("autograder.batch.job", private) != first
+    assert address.socket_path("autograder.deliver.batch.job", private) != first
     assert first.parent.name.startswith(f"attnlab-{os.getuid()}-")
     monkeypatch.setattr(address, "_kit_digest", lambda: "a-changed-kit")
     assert address.socket_path(cells.HANDLER, private) != first

@@ -1,4 +1,4 @@
-"""The checks' trusted torch side (autograder/oracle.py): the same values in the grader and in a child of its own,
+"""The checks' trusted torch side (autograder/judge/oracle.py): the same values in the grader and in a child of its own,
 torch kept out of the grader where the child computes, a failure costing only its checks, and no student child
 that can see the child holding the reference."""
 
@@ -14,9 +14,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from autograder import engine, tasks
-from autograder import oracle as oracles
-from autograder.reference import Reference
+from autograder.base import tasks
+from autograder.base.reference import Reference
+from autograder.grading import engine
+from autograder.judge import oracle as oracles
 from autograder.sandbox.client import Limits, Sandbox
 from autograder.sandbox.isolation import Level
 from tests import kit, layers
@@ -85,7 +86,7 @@ def test_the_layer_chooses_the_side(monkeypatch: pytest.MonkeyPatch) -> None:
 
 GRADE_AND_LOOK = """
 import json, sys
-from autograder import engine
+from autograder.grading import engine
 from autograder.sandbox.client import Limits
 report = engine.grade(engine.GradeOptions(
     submission=sys.argv[1], hidden=sys.argv[2], reference=sys.argv[1], seed=7,

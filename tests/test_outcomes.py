@@ -7,14 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from autograder import messages, tasks
-from autograder.checking import CheckFailed, Lab
-from autograder.nbgrader_course import cells
+from autograder.base import tasks
+from autograder.base.text import escape_controls
+from autograder.deliver.nbgrader_course import cells
+from autograder.grading.model import CheckResult, GradeReport, StepResult
+from autograder.judge import messages
+from autograder.judge.checking import CheckFailed, Lab
 from autograder.report import render
-from autograder.report.model import CheckResult, GradeReport, StepResult
 from autograder.sandbox import outcome as out
 from autograder.sandbox.client import Sandbox
-from autograder.text import escape_controls
 from tests import kit
 
 SCALING = tasks.step("scaling")
@@ -110,7 +111,7 @@ def test_a_subclass_of_the_expected_exception_counts(tmp_path: Path) -> None:
 
 
 def test_the_report_says_why_calls_failed_and_where_student_code_ran(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("ATTNLAB_SKIP_UNTOUCHED", "0")  # the stub's checks run (autograder.pristine)
+    monkeypatch.setenv("ATTNLAB_SKIP_UNTOUCHED", "0")  # the stub's checks run (autograder.handin.pristine)
     report = kit.grade(kit.STUBS, steps=("softmax",), public_only=True)
     assert report.isolation in ("namespaces", "user", "hook")
     failures = {c.call_failure for c in report.step("softmax").checks if c.call_failure is not None}

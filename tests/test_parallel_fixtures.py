@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder import i18n, pristine
+from autograder import i18n
+from autograder.handin import pristine
 from tests import conftest, kit, scheduling, shared
 
 

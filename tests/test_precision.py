@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from autograder import messages, tasks
-from autograder.checking import CheckFailed, Got, expect_close, expect_rounding, rounding_limit
+from autograder.base import tasks
+from autograder.judge import messages
+from autograder.judge.checking import CheckFailed, Got, expect_close, expect_rounding, rounding_limit
 
 STEP = tasks.step("kv_cache")
 

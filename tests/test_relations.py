@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from autograder.diagnose import relations
-from autograder.diagnose.relations import relate, shape_relation
 from autograder.i18n import using
+from autograder.judge.diagnose import relations
+from autograder.judge.diagnose.relations import relate, shape_relation
 
 RNG = np.random.default_rng(19)
 E = RNG.normal(size=(4, 6))
@@ -76,7 +76,7 @@ def test_orders_are_worded() -> None:
 
 def test_a_relation_names_no_mistake() -> None:
     """Half-precision-sized errors say how the numbers differ; half precision is named only where the grader saw
-    the student's computation run in it (autograder.diagnose.trace)."""
+    the student's computation run in it (autograder.judge.diagnose.trace)."""
     assert relate(_bfloat16(E), E).kind == "half_precision" and relate(_bfloat16(E), E).mistake is None
     assert relate(E.astype(np.float32).astype(float), E).mistake is None
 

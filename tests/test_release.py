@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from autograder import stubs, tasks
+from autograder.base import tasks
+from autograder.base.kit import PACKAGE
 from autograder.cli import INSTRUCTOR_COMMANDS, STUDENT_COMMANDS
-from autograder.kit import PACKAGE
-from autograder.release import contents, leaks
+from autograder.deliver.release import contents, leaks, stubs
 from tests import kit
 from tests.test_import_graph import import_graph
 
@@ -43,7 +43,7 @@ def test_the_bundle_is_laid_out_as_the_handout_says(student_bundle) -> None:
 
 
 def test_the_student_notebook_has_no_hidden_tests_and_no_model_answers(student_bundle) -> None:
-    from autograder.nbgrader_course import notebook
+    from autograder.deliver.nbgrader_course import notebook
 
     text = (student_bundle.lab / notebook.NOTEBOOK).read_text(encoding="utf-8")
     for leak in ("HIDDEN TESTS", "private = r", notebook.PRIVATE_PLACEHOLDER, "Model answer"):
@@ -62,9 +62,18 @@ def test_the_wheel_holds_the_public_engine_only(student_bundle) -> None:
     engine = {n.removeprefix("autograder/") for n in names if n.startswith("autograder/")}
     expected = {p.relative_to(PACKAGE).as_posix() for p in contents.public_files()}
     assert engine == expected
-    for left_out in ("stubs.py", "nbgrader_course/notebook.py", "cli/release.py", "release/leaks.py"):
+    for left_out in (
+        "deliver/release/stubs.py",
+        "deliver/nbgrader_course/notebook.py",
+        "cli/release.py",
+        "deliver/release/leaks.py",
+    ):
         assert left_out not in engine
-    assert {f"graders/{LAB}/test_softmax.py", "data/snapshots/core.npz", "gradescope/runner.py"} <= engine
+    assert {
+        f"grading/graders/{LAB}/test_softmax.py",
+        "data/snapshots/core.npz",
+        "deliver/gradescope/runner.py",
+    } <= engine
     assert not any(n.endswith("_hidden.py") for n in engine)
 
 
@@ -91,18 +100,18 @@ def test_the_bundle_scan_is_clean_and_finds_what_is_planted(student_bundle, tmp_
     (planted / LAB / "mask.py").write_text((kit.SOLUTIONS / "mask.py").read_text(encoding="utf-8"), encoding="utf-8")
     wheel = planted / student_bundle.wheel.name
     with zipfile.ZipFile(wheel, "a") as archive:
-        archive.writestr("autograder/graders/extra.py", (kit.HIDDEN / "test_mask_hidden.py").read_text("utf-8"))
+        archive.writestr("autograder/grading/graders/extra.py", (kit.HIDDEN / "test_mask_hidden.py").read_text("utf-8"))
         region = "\n".join(next(iter(secrets.regions.values())))
         archive.writestr("autograder/helpers.py", f"def f():\n{region}\n")
     found = leaks.scan_folder(planted, secrets)
     assert any(p.startswith("README.md: holds the solution line") for p in found), found
     assert any(p.startswith(f"{LAB}/mask.py: is not the stub") for p in found), found
-    assert any(p.endswith("autograder/graders/extra.py: is a hidden grader") for p in found), found
+    assert any(p.endswith("autograder/grading/graders/extra.py: is a hidden grader") for p in found), found
     assert any("autograder/helpers.py: holds the solution region" in p for p in found), found
 
 
 def test_a_leak_fails_the_release_and_writes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from autograder.release import bundle
+    from autograder.deliver.release import bundle
 
     secrets = leaks.Secrets.of(kit.KIT)
     monkeypatch.setattr(leaks.Secrets, "of", classmethod(lambda cls, _kit: secrets))
@@ -131,7 +140,11 @@ def test_a_students_install_is_a_students_tool(student_python: Path, tmp_path: P
     check = subprocess.run([str(student_python), "-m", "pip", "check"], capture_output=True, text=True, timeout=120)
     assert check.returncode == 0, check.stdout + check.stderr  # the wheel's dependencies are all there
     where = subprocess.run(
-        [str(student_python), "-c", "import autograder, autograder.kit as k; print(autograder.__file__, k.Kit.find())"],
+        [
+            str(student_python),
+            "-c",
+            "import autograder, autograder.base.kit as k; print(autograder.__file__, k.Kit.find())",
+        ],
         cwd=tmp_path,
         capture_output=True,
         text=True,
@@ -179,8 +192,8 @@ def test_a_students_install_grades_the_stubs_zero_and_the_reference_full(
 def test_the_scan_fails_on_a_planted_answer_in_every_form(tmp_path: Path) -> None:
     import numpy as np
 
-    from autograder import predictions
-    from autograder.reference import Reference
+    from autograder.base.reference import Reference
+    from autograder.judge import predictions
 
     secrets = leaks.Secrets.of(kit.KIT)
     ref = Reference(kit.SOLUTIONS, tasks.MODULES)
@@ -237,7 +250,7 @@ def test_the_public_engine_holds_no_answer_and_no_three_solution_lines() -> None
     found = set()
     for backend, name in names.items():
 """
-    (problem,) = leaks.scan_text("autograder/diagnose/reference_check.py", old, secrets, engine=True)
+    (problem,) = leaks.scan_text("autograder/judge/diagnose/reference_check.py", old, secrets, engine=True)
     assert "holds the solution region of reference_check.torch_attention" in problem
     solution = (kit.SOLUTIONS / "softmax.py").read_text(encoding="utf-8")
     spread = [line for line in stubs.solution_lines(solution) if len(line) >= leaks.RUN_LINE]

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder import tasks, versions
-from autograder.release import bundle, readme
+from autograder.base import tasks, versions
+from autograder.deliver.release import bundle, readme
 from tests import kit
 
 LAB = tasks.LAB
@@ -25,7 +25,7 @@ def handout_pages() -> set[str]:
 
 def test_the_languages_come_from_the_handouts_there_are(tmp_path: Path) -> None:
     assert bundle.handout_languages(kit.KIT)[0] == "en" and "tr" in bundle.handout_languages(kit.KIT)
-    from autograder.kit import Kit
+    from autograder.base.kit import Kit
 
     fake = Kit(tmp_path)
     fake.handout.parent.mkdir(parents=True)
@@ -62,7 +62,7 @@ def test_the_bundle_needs_its_folder_to_exist(tmp_path: Path) -> None:
 
 def test_the_course_source_holds_every_handout_page(tmp_path: Path) -> None:
     pytest.importorskip("nbgrader")
-    from autograder.nbgrader_course import course
+    from autograder.deliver.nbgrader_course import course
 
     course.write_course(course.CourseOptions(folder=tmp_path / "course", kit=kit.ROOT))
     source = tmp_path / "course" / "source" / LAB / "handouts"

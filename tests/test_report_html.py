@@ -11,11 +11,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from autograder import chapter, i18n, tasks
-from autograder.evidence import WORKED_EXAMPLE, Evidence
-from autograder.handout import browser
+from autograder import i18n
+from autograder.base import chapter, tasks
+from autograder.deliver.handout import browser
+from autograder.grading.model import CallFailure, CheckResult, GradeReport, StepResult
+from autograder.judge.evidence import WORKED_EXAMPLE, Evidence
 from autograder.report import render_figures, render_html
-from autograder.report.model import CallFailure, CheckResult, GradeReport, StepResult
 
 needs_chromium = pytest.mark.skipif(
     browser.find_chromium() is None,

@@ -7,10 +7,12 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from autograder import i18n, messages, tasks
-from autograder.evidence import Evidence
+from autograder import i18n
+from autograder.base import tasks
+from autograder.grading.model import CallFailure, CheckResult, GradeReport, StepResult
+from autograder.judge import messages
+from autograder.judge.evidence import Evidence
 from autograder.report import failures, render, render_terminal
-from autograder.report.model import CallFailure, CheckResult, GradeReport, StepResult
 from tests import kit
 
 STUB = CallFailure("raised", "softmax", "NotImplementedError", ("NotImplementedError", "RuntimeError", "Exception"))

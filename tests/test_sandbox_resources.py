@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder import messages
+from autograder.judge import messages
 from autograder.sandbox import cgroup, isolation, seccomp
 from autograder.sandbox import outcome as out
 from autograder.sandbox.client import Limits, Sandbox

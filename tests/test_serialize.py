@@ -13,9 +13,9 @@ from typing import Any, Union
 import numpy as np
 import pytest
 
-from autograder import tasks
-from autograder.report import serialize
-from autograder.report.model import GradeReport
+from autograder.base import tasks
+from autograder.grading import serialize
+from autograder.grading.model import GradeReport
 
 
 def value_for(kind: Any, name: str, default: Any = dataclasses.MISSING) -> Any:

@@ -1,7 +1,7 @@
 """The public checks' snapshots are what the reference produces now, up to rounding.
 
 A fresh machine's numpy and BLAS may differ from the committed values in the
-last bits; :mod:`autograder.numerics` says why that is ignored and a real
+last bits; :mod:`autograder.base.numerics` says why that is ignored and a real
 change is not (the last test proves both).
 """
 
@@ -12,9 +12,10 @@ from io import BytesIO
 import numpy as np
 import pytest
 
-from autograder import cases, tasks
-from autograder.numerics import rounding_gap as stale_entries
-from autograder.reference import Reference
+from autograder.base import tasks
+from autograder.base.numerics import rounding_gap as stale_entries
+from autograder.base.reference import Reference
+from autograder.judge import cases
 from tests import kit
 
 

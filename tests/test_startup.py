@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from autograder import startup, tasks
-from autograder.release import pth
+from autograder import startup
+from autograder.base import tasks
+from autograder.deliver.release import pth
 from tests import kit
 
 MARK = "hostile code ran"
@@ -37,7 +38,7 @@ def _hostile_package(folder: Path, marker: Path, *, namespace: bool = False) -> 
     """``folder/autograder``: a package (without ``__init__.py``: a namespace package) whose every module, imported
     or run, writes ``marker``."""
     code = HOSTILE.format(marker=str(marker))
-    for module in ("__main__.py", "cli/__init__.py", "cli/__main__.py", "cli/grade.py", "gradescope/runner.py"):
+    for module in ("__main__.py", "cli/__init__.py", "cli/__main__.py", "cli/grade.py", "deliver/gradescope/runner.py"):
         path = folder / "autograder" / module
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(code, encoding="utf-8")
@@ -61,7 +62,7 @@ def _assert_refused(done: subprocess.CompletedProcess, marker: Path, found: Path
 ENTRIES = {  # how a grader is started, as a command line after the Python
     "python -m autograder": ["-m", "autograder", "grade", "."],
     "python -m autograder.cli": ["-m", "autograder.cli", "grade", "."],
-    "python -m autograder.gradescope.runner": ["-m", "autograder.gradescope.runner"],
+    "python -m autograder.deliver.gradescope.runner": ["-m", "autograder.deliver.gradescope.runner"],
 }
 
 

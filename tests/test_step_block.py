@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder import cases, chapter, tasks
-from autograder.cases import block as case
-from autograder.diagnose import block as block_mistakes
-from autograder.reference import Reference
+from autograder.base import chapter, tasks
+from autograder.base.reference import Reference
+from autograder.judge import cases
+from autograder.judge.cases import block as case
+from autograder.judge.diagnose import block as block_mistakes
 from tests import kit
 from tests.kit import Variant
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from autograder import chapter, tasks
-from autograder.cases import costs as case
-from autograder.reference import Reference
+from autograder.base import chapter, tasks
+from autograder.base.reference import Reference
+from autograder.judge.cases import costs as case
 from tests import kit
 from tests.kit import Variant
 

@@ -8,11 +8,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from autograder import cases, chapter
-from autograder.cases import equivariance as ecases
-from autograder.diagnose import equivariance as mistakes
-from autograder.reference import Reference
-from autograder.report.model import CheckResult, GradeReport
+from autograder.base import chapter
+from autograder.base.reference import Reference
+from autograder.grading.model import CheckResult, GradeReport
+from autograder.judge import cases
+from autograder.judge.cases import equivariance as ecases
+from autograder.judge.diagnose import equivariance as mistakes
 from tests import kit
 from tests.kit import Variant
 

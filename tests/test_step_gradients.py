@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder import chapter
-from autograder.diagnose import gradients as gradient_mistakes
+from autograder.base import chapter
+from autograder.judge.diagnose import gradients as gradient_mistakes
 from autograder.sandbox.client import Sandbox
 from autograder.sandbox.probes.gradients import head_loss, smooth_function, smooth_gradient
 from tests import kit

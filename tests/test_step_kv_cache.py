@@ -8,10 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from autograder import tasks
-from autograder.cases import kv_cache as kv_cases
-from autograder.diagnose import kv_cache as kv_mistakes
-from autograder.reference import Reference
+from autograder.base import tasks
+from autograder.base.reference import Reference
+from autograder.judge.cases import kv_cache as kv_cases
+from autograder.judge.diagnose import kv_cache as kv_mistakes
 from autograder.sandbox.client import Sandbox
 from autograder.sandbox.protocol import AsTorch
 from tests import kit

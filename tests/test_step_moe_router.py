@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from autograder import tasks
-from autograder.cases import moe_router as case
-from autograder.checks.moe_router import UNROUTED
-from autograder.diagnose import moe_router as moe_mistakes
-from autograder.reference import Reference
+from autograder.base import tasks
+from autograder.base.reference import Reference
+from autograder.judge.cases import moe_router as case
+from autograder.judge.checks.moe_router import UNROUTED
+from autograder.judge.diagnose import moe_router as moe_mistakes
 from autograder.sandbox.probes import PROBES
 from tests import kit
 from tests.kit import Variant

@@ -7,10 +7,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from autograder import cases, chapter, diagnose, tasks
-from autograder.cases import positions as pcases
-from autograder.diagnose import positions as mistakes
-from autograder.reference import Reference
+from autograder.base import chapter, tasks
+from autograder.base.reference import Reference
+from autograder.judge import cases, diagnose
+from autograder.judge.cases import positions as pcases
+from autograder.judge.diagnose import positions as mistakes
 from tests import kit
 from tests.kit import Variant
 

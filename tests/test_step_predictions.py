@@ -21,12 +21,13 @@ try:
 except ModuleNotFoundError:  # Python 3.10: the same parser, from PyPI
     import tomli as tomllib
 
-from autograder import cases, chapter, diagnose, predictions, tasks
-from autograder.diagnose import catalog
-from autograder.diagnose import predictions as prediction_mistakes
-from autograder.predictions import Question, QuestionError
-from autograder.reference import Reference
-from autograder.report.model import GradeReport
+from autograder.base import chapter, tasks
+from autograder.base.reference import Reference
+from autograder.grading.model import GradeReport
+from autograder.judge import cases, diagnose, predictions
+from autograder.judge.diagnose import catalog
+from autograder.judge.diagnose import predictions as prediction_mistakes
+from autograder.judge.predictions import Question, QuestionError
 from tests import kit
 from tests.kit import Variant
 
@@ -34,7 +35,7 @@ STEP = "predictions"
 TITLE = tasks.step(STEP).title
 QUESTIONS = predictions.load()
 SOLUTION = kit.SOLUTIONS / "predictions.py"
-GRADER = kit.ROOT / "autograder" / "graders" / tasks.LAB / "test_predictions.py"
+GRADER = kit.ROOT / "autograder" / "grading" / "graders" / tasks.LAB / "test_predictions.py"
 HIDDEN_GRADER = kit.HIDDEN / "test_predictions_hidden.py"
 
 
@@ -218,7 +219,7 @@ def _entry(**changes: Any) -> dict[str, Any]:
         (
             {"wrong": [{"value": [4, 7, 3], "mistake": "no_such_mistake"}]},
             "wrong",
-            "not in autograder/diagnose/predictions.py",
+            "not in autograder/judge/diagnose/predictions.py",
         ),
         ({"wrong": [{"value": "4x7x3", "mistake": "predicted_width_of_keys"}]}, "wrong", "str '4x7x3'"),
         ({"wrong": [{"value": [4, 7, 3]}]}, "wrong", "exactly 'value' and 'mistake'"),

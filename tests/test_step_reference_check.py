@@ -7,9 +7,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from autograder import tasks
-from autograder.diagnose import reference_check as torch_side
-from autograder.reference import Reference
+from autograder.base import tasks
+from autograder.base.reference import Reference
+from autograder.judge.diagnose import reference_check as torch_side
 from autograder.sandbox.client import Sandbox
 from tests import kit
 from tests.kit import Variant

@@ -20,10 +20,11 @@ from typing import Any
 
 import pytest
 
-from autograder import cli, tasks
-from autograder.report.model import GradeReport
-from autograder.timing import explain, report, runner
-from autograder.timing.calibration import GPU_NOT_CALIBRATED
+from autograder import cli
+from autograder.base import tasks
+from autograder.grading.model import GradeReport
+from autograder.judge.timing import explain, report, runner
+from autograder.judge.timing.calibration import GPU_NOT_CALIBRATED
 from tests import kit
 from tests.kit import Variant
 

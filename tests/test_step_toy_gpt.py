@@ -9,12 +9,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from autograder import cases, tasks
-from autograder.cases import toy_gpt as case
-from autograder.checking import CheckFailed, Got
-from autograder.checks import toy_gpt as gpt_checks
-from autograder.diagnose import toy_gpt as gpt_mistakes
-from autograder.reference import Reference
+from autograder.base import tasks
+from autograder.base.reference import Reference
+from autograder.judge import cases
+from autograder.judge.cases import toy_gpt as case
+from autograder.judge.checking import CheckFailed, Got
+from autograder.judge.checks import toy_gpt as gpt_checks
+from autograder.judge.diagnose import toy_gpt as gpt_mistakes
 from autograder.sandbox import outcome as outcomes
 from autograder.sandbox.client import Sandbox
 from autograder.sandbox.protocol import AsTorch

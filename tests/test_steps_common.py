@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder import tasks
-from autograder.report.model import GradeReport
+from autograder.base import tasks
+from autograder.grading.model import GradeReport
 from tests import kit
 
 # The timing step grades a measured report, not function values: tests/test_step_timing.py covers it.

@@ -1,5 +1,5 @@
 """The report's "not implemented yet" names every function of a step whose stub error is still in its module,
-read from the module's text (:mod:`autograder.stubbed`), not only the functions a check's call reached."""
+read from the module's text (:mod:`autograder.handin.pristine`), not only the functions a check's call reached."""
 
 from __future__ import annotations
 
@@ -8,9 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from autograder import stubbed, stubs, tasks
+from autograder.base import tasks
+from autograder.deliver.release import stubs
+from autograder.grading.model import CallFailure, CheckResult, GradeReport, StepResult
+from autograder.handin import pristine
 from autograder.report import failures
-from autograder.report.model import CallFailure, CheckResult, GradeReport, StepResult
 from tests import kit
 
 MODULES = {step.id: step.module for step in tasks.STEPS}
@@ -24,16 +26,16 @@ def regions(step: tasks.Step) -> list[str]:
 
 @pytest.mark.parametrize("step", tasks.STEPS, ids=lambda s: s.id)
 def test_every_function_the_stub_leaves_to_write_is_found(step: tasks.Step) -> None:
-    found = stubbed.in_text((kit.STUBS / f"{step.module}.py").read_text(encoding="utf-8"), step.id)
+    found = pristine.in_text((kit.STUBS / f"{step.module}.py").read_text(encoding="utf-8"), step.id)
     assert [name.rpartition(".")[2] for name in found] == regions(step)
 
 
 def test_methods_are_named_with_their_class_and_the_reference_has_none() -> None:
-    found = stubbed.in_folder(kit.STUBS, MODULES)
+    found = pristine.in_folder(kit.STUBS, MODULES)
     assert {"KVCache.__init__", "KVCache.append", "decode_step"} <= set(found["kv_cache"])
     assert {"block_params", "score_matrix_bytes", "crossover_length"} <= set(found["costs"])
     assert {"mlp", "gpt_step"} <= set(found["toy_gpt"])
-    assert stubbed.in_folder(kit.SOLUTIONS, MODULES) == {}
+    assert pristine.in_folder(kit.SOLUTIONS, MODULES) == {}
 
 
 def test_a_written_function_is_no_longer_named(tmp_path: Path) -> None:
@@ -43,16 +45,16 @@ def test_a_written_function_is_no_longer_named(tmp_path: Path) -> None:
     stub_start = stub.index("def decode_step(")
     stub_end = stub.index("\ndef ", stub_start)
     written = stub[:stub_start] + reference[start:end] + stub[stub_end:]
-    names = stubbed.in_text(written, "kv_cache")
+    names = pristine.in_text(written, "kv_cache")
     assert "decode_step" not in names and "incremental_attention" in names
-    assert stubbed.in_text(stub, "mask") == (), "another step's stub error is not this step's"
+    assert pristine.in_text(stub, "mask") == (), "another step's stub error is not this step's"
 
 
 def test_a_link_a_fifo_or_a_missing_file_is_not_read(tmp_path: Path) -> None:
     (tmp_path / "secret.py").write_text((kit.STUBS / "softmax.py").read_text(encoding="utf-8"), encoding="utf-8")
     (tmp_path / "softmax.py").symlink_to(tmp_path / "secret.py")
     os.mkfifo(tmp_path / "mask.py")
-    assert stubbed.in_folder(tmp_path, {"softmax": "softmax", "mask": "mask", "scaling": "scaling"}) == {}
+    assert pristine.in_folder(tmp_path, {"softmax": "softmax", "mask": "mask", "scaling": "scaling"}) == {}
 
 
 def test_the_step_lists_unreached_stubs_before_the_functions_that_raised() -> None:

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder import stubs, tasks
+from autograder.base import tasks
+from autograder.deliver.release import stubs
 from tests import kit
 
 

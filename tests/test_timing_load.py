@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder import tasks
+from autograder.base import tasks
 from tests import kit
 
 COPIES = 3

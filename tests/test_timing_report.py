@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from autograder.timing import analysis, plots, report
-from autograder.timing.calibration import CPU_SWEEP, CUDA_WINDOWS, sweep_for, windows_for
+from autograder.judge.timing import analysis, plots, report
+from autograder.judge.timing.calibration import CPU_SWEEP, CUDA_WINDOWS, sweep_for, windows_for
 from tests import kit
 
 COMMITTED = kit.SOLUTIONS / report.PATH

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from autograder.gradescope import results as gradescope
-from autograder.report import render_terminal, serialize
-from autograder.report.model import CheckResult, GradeReport, StepResult
-from autograder.timing import report
+from autograder.grading import serialize
+from autograder.grading.model import CheckResult, GradeReport, StepResult
+from autograder.judge.timing import report
+from autograder.report import gradescope, render_terminal
 from tests import kit
 from tests.test_step_timing import DEVICE_CHECKS, REPORT_CHECKS, STEP, cuda_report, measure_into
 
@@ -224,7 +224,7 @@ def test_a_memoising_kernel_is_reported_wrong(tmp_path: Path) -> None:
 
 
 def _one_review() -> GradeReport:
-    from autograder import tasks
+    from autograder.base import tasks
 
     checks = (
         CheckResult(STEP, "test_kernels_verified", "kernels", 1, True, False),

@@ -18,11 +18,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from autograder import i18n, tasks
+from autograder import i18n
+from autograder.base import tasks
+from autograder.grading.model import GradeReport
 from autograder.i18n import _
+from autograder.judge.timing import report as timing_report
 from autograder.report import render_html, render_terminal
-from autograder.report.model import GradeReport
-from autograder.timing import report as timing_report
 from tests import kit
 from tests.kit import Variant
 from tests.test_cli import run_cli

@@ -1,5 +1,6 @@
 """A step whose modules are the released stubs byte for byte is reported without running its checks
-(:mod:`autograder.pristine`, :mod:`autograder.untouched`): the same scores and report as running them, and
+(:mod:`autograder.handin.pristine`, :mod:`autograder.grading.untouched`): the same scores and report as running them,
+and
 nothing that is not exactly the stubs is skipped."""
 
 from __future__ import annotations
@@ -14,13 +15,18 @@ from pathlib import Path
 
 import pytest
 
-from autograder import i18n, oracle, pristine, stubs, tasks
-from autograder.batch import records
-from autograder.batch.job import Result
-from autograder.report import failures, render, render_terminal, serialize
-from autograder.report.model import GradeReport
+from autograder import i18n
+from autograder.base import tasks
+from autograder.deliver.batch import records
+from autograder.deliver.batch.job import Result
+from autograder.deliver.release import stubs
+from autograder.grading import serialize
+from autograder.grading.model import GradeReport
+from autograder.handin import pristine
+from autograder.judge import oracle
+from autograder.judge.timing import report as timing_report
+from autograder.report import failures, render, render_terminal
 from autograder.sandbox import isolation
-from autograder.timing import report as timing_report
 from tests import kit
 
 EVERY_STEP = tuple(tasks.BY_ID)

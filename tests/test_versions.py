@@ -1,4 +1,4 @@
-"""The torch release the kit is tested with is named once (:mod:`autograder.versions`): the course locks pin it,
+"""The torch release the kit is tested with is named once (:mod:`autograder.base.versions`): the course locks pin it,
 and ``attnlab doctor`` warns when the installed torch is another release."""
 
 from __future__ import annotations
@@ -7,9 +7,10 @@ import re
 
 import pytest
 
-from autograder import i18n, versions
+from autograder import i18n
+from autograder.base import versions
 from autograder.cli import doctor
-from autograder.gradescope import build
+from autograder.deliver.gradescope import build
 from tests import kit
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.warm import address, client
+from autograder.deliver.warm import address, client
 
 
 @pytest.fixture
@@ -26,17 +26,17 @@ def test_a_socket_path_too_long_for_a_unix_socket_is_refused_at_once(
     deep = tmp_path / ("long-folder-name-" * 6)
     deep.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(deep))
-    path = address.socket_path("autograder.warm.job")
+    path = address.socket_path("autograder.deliver.warm.job")
     assert len(str(path)) > address.LONGEST_SOCKET_PATH
     started = time.monotonic()
     with pytest.raises(address.WarmUnavailable, match="longer than a Unix socket allows"):
-        client._warm("autograder.warm.job", {}, None, deadline_s=5, stop_grace_s=1)
+        client._warm("autograder.deliver.warm.job", {}, None, deadline_s=5, stop_grace_s=1)
     assert time.monotonic() - started < 2, "it waited for a server that could never listen"
     assert not path.parent.exists(), "nothing is made for a server that cannot start"
 
 
 def test_a_path_that_fits_is_kept(tempdir: Path) -> None:
-    path = address.socket_path("autograder.warm.job")
+    path = address.socket_path("autograder.deliver.warm.job")
     assert address.short_enough(path) == path
 
 

@@ -21,12 +21,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from autograder import chapter, tasks
-from autograder.cases import core
-from autograder.kit import PACKAGE
-from autograder.release import contents, leaks
+from autograder.base import chapter, tasks
+from autograder.base.kit import PACKAGE
+from autograder.deliver.release import contents, leaks
+from autograder.deliver.workbench import build, page, strings, worked
+from autograder.judge.cases import core
 from autograder.sandbox.client import Limits
-from autograder.workbench import build, page, strings, worked
 from tests import kit
 
 TIMEOUT = 2.0  # seconds a call may take in the faulty submission (its hang costs this once)
@@ -306,7 +306,7 @@ def test_the_workbench_never_imports_student_code_nor_the_reference(reference: d
         if kit.SOLUTIONS in Path(getattr(m, "__file__", "") or "/").parents
     ]
     assert not inside, f"student modules imported into the grader: {inside}"
-    folder = PACKAGE / "workbench"
+    folder = PACKAGE / "deliver" / "workbench"
     for path in [
         *folder.glob("*.py"),
         PACKAGE / "cli" / "workbench.py",
@@ -315,7 +315,7 @@ def test_the_workbench_never_imports_student_code_nor_the_reference(reference: d
         tree = ast.parse(path.read_text(encoding="utf-8"))
         imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
         imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
-        assert not imported & {"autograder.reference", "solutions"}, f"{path.name} imports the reference"
+        assert not imported & {"autograder.base.reference", "solutions"}, f"{path.name} imports the reference"
 
 
 def test_the_student_wheel_holds_the_workbench_and_no_solution() -> None:
@@ -323,11 +323,11 @@ def test_the_student_wheel_holds_the_workbench_and_no_solution() -> None:
     names = {p.relative_to(PACKAGE).as_posix() for p in files}
     assert {
         "cli/workbench.py",
-        "workbench/build.py",
-        "workbench/static/workbench.js",
+        "deliver/workbench/build.py",
+        "deliver/workbench/static/workbench.js",
         "sandbox/probes/workbench.py",
     } <= names
-    assert "workbench/static/workbench.css" in names
+    assert "deliver/workbench/static/workbench.css" in names
     secrets = leaks.Secrets.of(kit.KIT)
     found = [
         problem
@@ -341,7 +341,7 @@ def test_the_student_wheel_holds_the_workbench_and_no_solution() -> None:
 
 
 def test_a_json_number_is_never_nan() -> None:
-    from autograder.workbench.view import numbers
+    from autograder.deliver.workbench.view import numbers
 
     assert numbers(np.array([[np.nan, -np.inf], [np.inf, 1.5]])) == [[None, "-inf"], ["inf", 1.5]]
     assert numbers({"m": np.array([True, False]), "n": np.int64(3)}) == {"m": [True, False], "n": 3}

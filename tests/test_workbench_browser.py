@@ -21,12 +21,12 @@ from pathlib import Path
 
 import pytest
 
-from autograder.handout import browser
-from autograder.workbench import build
+from autograder.deliver.handout import browser
+from autograder.deliver.workbench import build
 from tests import kit
 
 CHROMEDRIVER = os.environ.get("ATTNLAB_CHROMEDRIVER") or shutil.which("chromedriver") or "/usr/bin/chromedriver"
-FLAGS = (  # as autograder/handout/browser.py starts chromium, and nothing that would reach the network
+FLAGS = (  # as autograder/deliver/handout/browser.py starts chromium, and nothing that would reach the network
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
     "--no-first-run", "--disable-extensions", "--window-size=1300,1400",
 )  # fmt: skip
@@ -218,7 +218,7 @@ def test_the_time_control_steps_and_plays_the_flow(driver, pages) -> None:
 
 
 def test_the_tracker_draws_a_line_to_a_later_position_dashed_and_says_so(driver, pages, tmp_path: Path) -> None:
-    from autograder.workbench import page as workbench_page
+    from autograder.deliver.workbench import page as workbench_page
 
     _page, data = pages["reference"]
     planted = json.loads(json.dumps(data))

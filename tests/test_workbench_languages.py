@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 
 from autograder import i18n
+from autograder.deliver.workbench import build, strings, worked
 from autograder.i18n import catalogs
-from autograder.workbench import build, strings, worked
 from tests import kit, page_probe
 from tests.test_workbench_browser import _missing, driver, find, open_page, predict  # noqa: F401 (a fixture)
 

@@ -1,7 +1,7 @@
 """The workbench's sentences with a count take the form the catalog's plural rule gives, in the page itself.
 
 The page gets every form of each counted sentence and the catalog's
-``Plural-Forms`` expression (:mod:`autograder.workbench.plurals`); its script
+``Plural-Forms`` expression (:mod:`autograder.deliver.workbench.plurals`); its script
 evaluates the expression. Here: the forms and the rule in the page's data;
 the script's evaluation against gettext's own for every shipped language and a
 few more rules of CLDR's (Babel's); and in headless chromium, the reference's
@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from autograder import i18n
-from autograder.workbench import build, page, plurals, strings
+from autograder.deliver.workbench import build, page, plurals, strings
 from tests import kit
 from tests.test_workbench_browser import _missing, driver, find, open_page, predict  # noqa: F401 (a fixture)
 

@@ -123,7 +123,8 @@ def test_a_forked_grader_talks_to_the_shared_fork_server_on_its_own_channel(fold
 def test_the_grader_preloads_torch_only_for_torch_steps(monkeypatch: pytest.MonkeyPatch) -> None:
     """engine._preload_torch overlaps the reference's torch import with the first steps; steps whose graders need
     no torch never pay for it (timing's measurements run in the sandbox)."""
-    from autograder import engine, tasks
+    from autograder.base import tasks
+    from autograder.grading import engine
 
     started: list[str] = []
 
@@ -177,7 +178,7 @@ def test_numpy_only_grading_does_not_preload_torch(folder: Path, monkeypatch: py
 
 
 def test_children_run_on_the_cpus_they_are_given(folder: Path, level: Level) -> None:
-    """The timing lane's children get a CPU of their own (autograder.lanes); every layer pins them."""
+    """The timing lane's children get a CPU of their own (autograder.grading.lanes); every layer pins them."""
     (folder / "cpus.py").write_text("import os\n\ndef cpus():\n    return sorted(os.sched_getaffinity(0))\n")
     every = sorted(os.sched_getaffinity(0))
     with Sandbox(folder, isolation=level) as box:
@@ -191,7 +192,7 @@ def test_numpy_steps_fork_without_torch_unless_the_submission_uses_torch_there(
 ) -> None:
     """A numpy step's child forks from the server without torch; a softmax written with torch (a valid
     alternative) gets the server with torch, so its calls do not pay torch's import."""
-    from autograder import engine
+    from autograder.grading import engine
     from tests import kit
 
     made: list[bool | None] = []
@@ -202,7 +203,7 @@ def test_numpy_steps_fork_without_torch_unless_the_submission_uses_torch_there(
             made.append(self.torch)
 
     monkeypatch.setattr(engine, "Sandbox", Recorded)
-    monkeypatch.setenv("ATTNLAB_SKIP_UNTOUCHED", "0")  # the stubs' checks run (autograder.pristine)
+    monkeypatch.setenv("ATTNLAB_SKIP_UNTOUCHED", "0")  # the stubs' checks run (autograder.handin.pristine)
     assert not engine.mentions_torch(kit.SOLUTIONS) and not engine.mentions_torch(kit.STUBS)
     kit.grade(kit.STUBS, steps=("softmax", "kv_cache"), public_only=True)
     assert made == [False, True]

@@ -6,9 +6,11 @@ Each command is one module of this package with ``NAME``, ``HELP``,
 0 whenever the command ran (grading: whatever the score), 2 for usage errors,
 3 when the graders themselves failed (a report is still written if possible).
 
-A student's install (the release wheel, :mod:`autograder.release`) ships the
+A student's install (the release wheel, :mod:`autograder.deliver.release`) ships the
 student commands only; an instructor command typed there is refused with one
 sentence, never a traceback.
+
+May import every other stage; nothing imports it.
 """
 
 from __future__ import annotations
@@ -18,11 +20,11 @@ import importlib
 import sys
 from types import ModuleType
 
+from autograder.base.kit import STUDENT_COMMANDS
 from autograder.cli import options
 from autograder.cli.common import EXIT_USAGE
 
 # Module names, in the order `attnlab --help` lists them. The instructor ones are left out of the student wheel.
-STUDENT_COMMANDS = ("grade", "timing", "workbench", "doctor")
 INSTRUCTOR_COMMANDS = {  # command name -> module
     "stubs": "stubs",
     "snapshot": "snapshot",

@@ -14,15 +14,16 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from autograder import engine, isolated, tasks
+from autograder.base import isolated, tasks
+from autograder.base.kit import Kit
+from autograder.base.text import clean
 from autograder.cli import options
 from autograder.cli.common import EXIT_INTERNAL, EXIT_OK, INSTRUCTOR, internal_error, usage_error
 from autograder.cli.options import environment_secret
-from autograder.kit import Kit
-from autograder.text import clean
+from autograder.grading import engine
 
 if TYPE_CHECKING:  # the batch's modules load only when the command runs
-    from autograder.batch.run import BatchOptions, BatchRun
+    from autograder.deliver.batch.run import BatchOptions, BatchRun
 
 NAME, AUDIENCE = "grade-batch", INSTRUCTOR
 MOST_JOBS = 1024  # students at once on one machine: more is a typo (a Dask cluster takes the larger courses)
@@ -92,7 +93,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def dask_address(text: str) -> str:
     """A Dask scheduler's address or scheduler file that answers within :data:`CONNECT_S` seconds."""
-    from autograder.batch import cluster
+    from autograder.deliver.batch import cluster
 
     try:
         cluster.reachable(text, CONNECT_S)
@@ -153,16 +154,16 @@ def _must_hide(args: argparse.Namespace) -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
-    from autograder.batch import run as batch
-    from autograder.nbgrader_course.private import Private
-    from autograder.nbgrader_course.run import limits_from
+    from autograder.deliver.batch import run as batch
+    from autograder.deliver.nbgrader_course.private import Private
+    from autograder.deliver.nbgrader_course.run import limits_from
     from autograder.sandbox.client import IsolationRefused, Limits
 
     if _must_hide(args):
         return _hidden_rerun(sys.argv[1:])  # the process's own arguments: ["grade-batch", SUBMISSIONS, ...]
     import importlib.util
 
-    from autograder import versions
+    from autograder.base import versions
 
     if args.dask and importlib.util.find_spec("distributed") is None:  # the machine's set-up (exit status 3)
         print(f"attnlab {NAME}: {NEEDS_DASK}", file=sys.stderr)
@@ -232,8 +233,8 @@ def run(args: argparse.Namespace) -> int:
 def report(done: BatchRun, options: BatchOptions) -> int:
     """Print what the batch did; its exit status: 0, 3 when the grader failed on a student, 128 + the signal's
     number after an interrupt."""
-    from autograder.batch import run as batch
-    from autograder.batch import summary
+    from autograder.deliver.batch import run as batch
+    from autograder.deliver.batch import summary
 
     for note in done.notes:
         print(f"attnlab {NAME}: {note}", file=sys.stderr)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from autograder.base.kit import Kit
 from autograder.cli.common import EXIT_OK, INSTRUCTOR, usage_error
-from autograder.kit import Kit
 
 NAME, AUDIENCE = "i18n", INSTRUCTOR
 HELP = "extract the kit's messages, merge them into each language's .po and compile the .mo (Babel)"

@@ -7,8 +7,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from autograder.base.kit import Kit
 from autograder.i18n import N_, _
-from autograder.kit import Kit
 
 # 0: the command ran (for grade: grading ran, whatever the score); 2: a usage error (bad folder, no lab files,
 # an option the command cannot honour); 3: the graders themselves failed (never the student's fault).

@@ -42,7 +42,8 @@ def run(args: argparse.Namespace) -> int:
 
 def torch_lines() -> list[str]:
     """The installed torch, and a warning when it is not the release the kit is tested with."""
-    from autograder import i18n, versions
+    from autograder import i18n
+    from autograder.base import versions
 
     installed = versions.installed_torch()
     with i18n.using(i18n.choose_or_source()):

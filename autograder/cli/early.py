@@ -1,19 +1,19 @@
 """Start what ``attnlab grade`` will wait for before the grader's own imports: the sandbox's fork servers.
 
-The grader imports the engine, pytest and numpy (about 0.5 s) before :func:`autograder.engine.grade` starts the
+The grader imports the engine, pytest and numpy (about 0.5 s) before :func:`autograder.grading.engine.grade` starts the
 fork servers (a bubblewrap, a Python and numpy: 0.9 s; with torch 3 s); a one-step grade then waits for them.
 Started here instead, from the command line's step list alone, they load while the grader imports. A guess that
 turns out wrong costs only time: the engine starts whatever server its submission needs (a numpy step whose
 module uses torch gets the torch one), and the servers that are not used end with the grader. The servers see
 no submission: each child they fork is confined and gets its own copy later, as before.
 
-The checks' own torch (:mod:`autograder.oracle`) runs in a child of the torch fork server in the namespaces layer,
+The checks' own torch (:mod:`autograder.judge.oracle`) runs in a child of the torch fork server in the namespaces layer,
 so a step whose checks use torch starts that server here even when its children need none (``gradients``).
 Elsewhere, for one or a few steps that do not measure time and whose checks use torch, the grader's torch is
 imported here, on a thread: the grader's checks wait for it. Never where a timing lane may be forked (a fork needs
-a process without threads, :mod:`autograder.lanes`).
+a process without threads, :mod:`autograder.grading.lanes`).
 
-The steps whose modules are the released stubs (:mod:`autograder.pristine`, read from the hand-in the command
+The steps whose modules are the released stubs (:mod:`autograder.handin.pristine`, read from the hand-in the command
 names, without following a link) need no server: the engine reports them without running their checks, so a
 folder of untouched stubs starts nothing here (the engine decides again on its own copy of the hand-in).
 """
@@ -26,7 +26,9 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
-from autograder import oracle, pristine, tasks
+from autograder.base import tasks
+from autograder.handin import pristine
+from autograder.judge import oracle
 
 ENV_SWITCH = "ATTNLAB_EARLY"  # "0": start nothing before the engine does
 # Where the lab folder is when none is given, from the current folder: the lab folder itself, the student bundle
@@ -103,7 +105,7 @@ def start(argv: Sequence[str]) -> None:
 
 
 def _import_torch() -> None:
-    """As :func:`autograder.engine._import_torch`: torch on one thread for the grader's small arrays."""
+    """As :func:`autograder.grading.engine._import_torch`: torch on one thread for the grader's small arrays."""
     try:
         torch = importlib.import_module("torch")
     except ImportError:

@@ -6,13 +6,15 @@ import argparse
 import os
 from pathlib import Path
 
-from autograder import engine, i18n, tasks, versions
+from autograder import i18n
+from autograder.base import tasks, versions
+from autograder.base.files import write_atomically
+from autograder.base.kit import Kit
 from autograder.cli import common, options
 from autograder.cli.common import EXIT_INTERNAL, EXIT_OK, STUDENT, internal_error, usage_error
 from autograder.cli.early import DEFAULT_FOLDERS, default_folder  # noqa: F401 (re-exported)
-from autograder.files import write_atomically
+from autograder.grading import engine
 from autograder.i18n import N_, _
-from autograder.kit import Kit
 from autograder.report import render, render_terminal
 from autograder.sandbox.client import Limits
 from autograder.sandbox.isolation import Level
@@ -136,7 +138,7 @@ def run(args: argparse.Namespace) -> int:
     except engine.IsolationRefused as error:
         return usage_error(NAME, _(NOT_GRADED).format(error=error))
     except engine.HandInRefused as error:  # past one of the intake's limits: one sentence, exit status 2
-        from autograder import messages
+        from autograder.judge import messages
 
         return usage_error(NAME, messages.hand_in_refused(error))
     except engine.GradingError as error:

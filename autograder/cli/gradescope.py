@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from autograder import i18n, tasks
+from autograder import i18n
+from autograder.base import tasks
 from autograder.cli import common, options
 
 NAME, AUDIENCE = "gradescope", common.INSTRUCTOR
@@ -46,8 +47,8 @@ def zip_file(text: str) -> Path:
 
 
 def run(args: argparse.Namespace) -> int:
-    from autograder.gradescope import build
-    from autograder.release import leaks, wheel
+    from autograder.deliver.gradescope import build
+    from autograder.deliver.release import leaks, wheel
 
     kit = common.instructor_kit(args.kit)
     if kit is None:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from autograder.base.kit import Kit
 from autograder.cli import options
 from autograder.cli.common import EXIT_OK, INSTRUCTOR, internal_error
-from autograder.kit import Kit
 
 NAME, AUDIENCE = "handout", INSTRUCTOR
 HELP = "regenerate the lab handout's blocks and figures and build its HTML page"
@@ -45,7 +45,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Carry out ``attnlab handout`` with parsed ``args``; the exit status."""
-    from autograder.handout import browser, figures, generate, html, workbench_figure
+    from autograder.deliver.handout import browser, figures, generate, html, workbench_figure
     from autograder.i18n import catalogs
 
     kit = Kit(Path(args.root).resolve()) if args.root else Kit.source_tree()
@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
     for path in catalogs.compile_all():  # the Turkish blocks read the compiled catalog
         print(f"wrote {path}")
     if args.sample_timing:
-        from autograder.handout import sample
+        from autograder.deliver.handout import sample
 
         print(f"wrote {sample.measure(kit)}")
     for path in generate.without_catalog(kit):

@@ -6,11 +6,13 @@ import argparse
 import sys
 from pathlib import Path
 
-from autograder import i18n, stubs, tasks
+from autograder import i18n
+from autograder.base import tasks
+from autograder.base.kit import Kit
 from autograder.cli import options
 from autograder.cli.common import EXIT_OK, INSTRUCTOR, NEEDS_NBGRADER, internal_error, usage_error
-from autograder.kit import Kit
-from autograder.nbgrader_course.private import DEFAULT_DEADLINE_S
+from autograder.deliver.nbgrader_course.private import DEFAULT_DEADLINE_S
+from autograder.deliver.release import stubs
 
 NAME, AUDIENCE = "nbgrader-course", INSTRUCTOR
 HELP = "write an nbgrader course folder for the lab (needs the course extra)"
@@ -94,7 +96,7 @@ WRITTEN_BY = "written by `attnlab nbgrader-course`"  # the first line of every c
 def _not_ours(folder: Path, kit: Path) -> str | None:
     """Why ``--force`` may not rewrite the course at ``folder`` (its config is not the kit's, or the folder holds the
     kit, the current folder or a home), in one sentence; None when it may."""
-    from autograder.release import guard
+    from autograder.deliver.release import guard
 
     config = folder / "nbgrader_config.py"
     if not config.exists():
@@ -114,7 +116,7 @@ def _not_ours(folder: Path, kit: Path) -> str | None:
 def run(args: argparse.Namespace) -> int:
     """Write the course; print what to run next."""
     try:
-        from autograder.nbgrader_course import course
+        from autograder.deliver.nbgrader_course import course
     except ImportError as error:
         return internal_error(NAME, NEEDS_NBGRADER.format(error=error))  # the machine's set-up (exit status 3)
     found = Kit.find()

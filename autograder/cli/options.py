@@ -113,7 +113,7 @@ def environment_problem() -> str | None:
 
     A kit named by the environment that is not there would otherwise grade the public checks only, silently.
     """
-    from autograder.kit import ENV_KIT
+    from autograder.base.kit import ENV_KIT
 
     named = os.environ.get(ENV_KIT)
     if not named:
@@ -203,7 +203,7 @@ def hidden_graders(text: str) -> Path:
 
 def reference(text: str) -> Path:
     """A folder that holds the reference's modules."""
-    from autograder import tasks
+    from autograder.base import tasks
 
     path = folder(text)
     if not tasks.modules_present(path):
@@ -241,7 +241,7 @@ def secret(text: str) -> str:
 
 def kit(text: str) -> Path:
     """A folder that is an instructor kit (``solutions/<lab>`` and ``hidden/<lab>``), resolved."""
-    from autograder.kit import Kit
+    from autograder.base.kit import Kit
 
     path = folder(text).resolve()
     found = Kit(path)
@@ -277,7 +277,7 @@ def written_by_kit(path: Path) -> bool:
         except (OSError, ValueError):
             return False
         return isinstance(found, dict) and "tests" in found and "score" in found
-    from autograder.htmlpage import GENERATOR
+    from autograder.report.htmlpage import GENERATOR
 
     return f'<meta name="generator" content="{GENERATOR}">'.encode() in head
 

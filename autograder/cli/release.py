@@ -22,7 +22,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from autograder.release import bundle, leaks, wheel
+    from autograder.deliver.release import bundle, leaks, wheel
 
     try:  # the student notebook is released with nbgrader's own steps
         import nbgrader.preprocessors  # noqa: F401

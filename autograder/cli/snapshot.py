@@ -8,11 +8,12 @@ from pathlib import Path
 
 import numpy as np
 
-from autograder import cases, tasks
+from autograder.base import tasks
+from autograder.base.kit import PACKAGE, Kit
+from autograder.base.numerics import same_up_to_rounding
 from autograder.cli import options
 from autograder.cli.common import EXIT_OK, INSTRUCTOR
-from autograder.kit import PACKAGE, Kit
-from autograder.numerics import same_up_to_rounding
+from autograder.judge import cases
 
 NAME, AUDIENCE = "snapshot", INSTRUCTOR
 HELP = "regenerate the public checks' snapshot of reference and wrong answers"
@@ -42,7 +43,7 @@ def case_module(text: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from autograder.reference import Reference
+    from autograder.base.reference import Reference
 
     ref = Reference(Path(args.reference), tasks.modules_present(Path(args.reference)))
     for name, module in cases.case_modules().items():

@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from autograder import stubs
+from autograder.base.kit import Kit
 from autograder.cli import options
 from autograder.cli.common import EXIT_OK, INSTRUCTOR
-from autograder.kit import Kit
-from autograder.pristine import DIGESTS
+from autograder.deliver.release import stubs
+from autograder.handin.pristine import DIGESTS
 
 NAME, AUDIENCE = "stubs", INSTRUCTOR
 HELP = "generate the student stubs from the solutions"
@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_STALE if stale else EXIT_OK
     for path in stubs.write(solutions, assignments):
         print(f"wrote {path}")
-    if stubs.write_digests(solutions):  # the grader's test of an untouched step (autograder.pristine)
+    if stubs.write_digests(solutions):  # the grader's test of an untouched step (autograder.handin.pristine)
         print(f"wrote {DIGESTS}")
     from autograder.i18n import catalogs  # Babel (instructor tooling): the shipped .mo follows the .po
 

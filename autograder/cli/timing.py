@@ -46,13 +46,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Measure the submission's timing.py; write reports/timing.json and the plots; print the summary."""
-    from autograder.timing import analysis, report, runner
+    from autograder.judge.timing import analysis, report, runner
 
     try:
         i18n.activate(i18n.choose(args.lang))
     except ValueError as error:
         return usage_error(NAME, str(error))
-    from autograder import versions
+    from autograder.base import versions
 
     missing = versions.torch_missing(["timing"])
     if missing:  # the machine's set-up, not the student's timing code (exit status 3)
@@ -80,7 +80,7 @@ def _earlier(folder: Path) -> str:
     """What happens to the report an earlier run wrote (kept, or none), in one sentence."""
     import time
 
-    from autograder.timing import report
+    from autograder.judge.timing import report
 
     path = folder / report.FOLDER / report.FILE
     if not path.is_file():

@@ -12,7 +12,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from autograder import i18n, tasks, versions
+from autograder import i18n
+from autograder.base import tasks, versions
 from autograder.cli import options
 from autograder.cli.common import EXIT_OK, STUDENT, internal_error, usage_error
 from autograder.cli.grade import NO_LAB_FILES, NOT_A_FOLDER, default_folder
@@ -51,7 +52,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from autograder.workbench import build  # its imports (matplotlib's colormaps) only when the command runs
+    from autograder.deliver.workbench import build  # its imports (matplotlib's colormaps) only when the command runs
 
     try:
         i18n.activate(i18n.choose(args.lang))

@@ -21,7 +21,7 @@ TEST_PREFIX = "test_"
 def docstring_title(doc: str | None) -> str:
     """A check's title as written: the first paragraph of its docstring on one line, without a final full stop.
 
-    The one rule for titles: :func:`autograder.checklist.title_of` looks up this text in the catalogs.
+    The one rule for titles: :func:`autograder.grading.checklist.title_of` looks up this text in the catalogs.
     """
     first_paragraph = (doc or "").strip().split("\n\n")[0]
     return " ".join(first_paragraph.split()).rstrip(".")
@@ -55,7 +55,7 @@ NOTE_FIELDS = ("what", "erratum")  # the catalog notes' texts a student reads in
 def catalog_notes(
     fileobj: IO[bytes], keywords: Mapping[str, Any], comment_tags: Collection[str], options: Mapping[str, Any]
 ) -> Iterator[tuple[int, str | None, str, list[str]]]:
-    """Babel extractor for ``autograder/handout/catalog_notes.json``: each entry's description and erratum.
+    """Babel extractor for ``autograder/deliver/handout/catalog_notes.json``: each entry's description and erratum.
 
     JSON has no gettext markers, so its texts are read by field name; the line is
     that of the entry's id, so a translator can find it.

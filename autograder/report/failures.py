@@ -2,7 +2,7 @@
 
 Within a step that lost points, the functions still to write become one line:
 those whose stub error is still in the step's module (:attr:`StepResult.stubbed`,
-read from the text by :mod:`autograder.stubbed`: a function no check reaches
+read from the text by :mod:`autograder.handin.pristine`: a function no check reaches
 while its caller raises first is named too), then any other function whose call
 raised ``NotImplementedError`` (read from :attr:`CheckResult.call_failure`,
 never from a message). The checks a
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from autograder.report.model import CheckResult, StepResult
+from autograder.grading.model import CheckResult, StepResult
 
 
 @dataclass(frozen=True)

@@ -1,12 +1,12 @@
 """Renderings of a :class:`GradeReport`: the terminal table, and Gradescope's JSON through
-:mod:`autograder.gradescope.results`."""
+:mod:`autograder.report.gradescope`."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from autograder.grading.model import GradeReport
 from autograder.report import render_terminal
-from autograder.report.model import GradeReport
 
 
 def table(report: GradeReport, detail: str = render_terminal.NORMAL, **options: Any) -> str:
@@ -15,13 +15,13 @@ def table(report: GradeReport, detail: str = render_terminal.NORMAL, **options: 
 
 
 def gradescope(report: GradeReport, *, evidence: bool = False) -> dict:
-    """Gradescope's results.json (:func:`autograder.gradescope.results.results`)."""
-    from autograder.gradescope import results
+    """Gradescope's results.json (:func:`autograder.report.gradescope.results`)."""
+    from autograder.report import gradescope as results
 
     return results.results(report, evidence=evidence)
 
 
 def gradescope_json(report: GradeReport, *, evidence: bool = False) -> str:
-    from autograder.gradescope import results
+    from autograder.report import gradescope as results
 
     return results.dumps(results.results(report, evidence=evidence))

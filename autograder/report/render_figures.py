@@ -26,8 +26,8 @@ from matplotlib import patches, ticker
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from autograder.evidence import Evidence
 from autograder.i18n import N_, _, language
+from autograder.judge.evidence import Evidence
 
 COLORMAP = "cividis"  # designed to read the same with every colour vision
 DPI = 100

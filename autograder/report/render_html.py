@@ -6,7 +6,7 @@ its message, and for each failed check whose value is a matrix the heatmaps of
 attention step was graded it also shows the student's attention weights on the
 worked example beside the chapter's. Text from student code is HTML-escaped
 here (it was control-character escaped where it entered the grader). Each
-step's handout reference (the one :func:`autograder.messages.handout` writes
+step's handout reference (the one :func:`autograder.judge.messages.handout` writes
 into its messages) is a link to that section of the handout's HTML page.
 """
 
@@ -16,11 +16,12 @@ import html
 
 import numpy as np
 
-from autograder import chapter, htmlpage, messages, tasks
-from autograder.evidence import KEY_POSITION, QUERY_POSITION, WORKED_EXAMPLE, Evidence
+from autograder.base import chapter, tasks
+from autograder.grading.model import CheckResult, GradeReport, StepResult
 from autograder.i18n import N_, _, language
-from autograder.report import failures, render_figures, render_terminal
-from autograder.report.model import CheckResult, GradeReport, StepResult
+from autograder.judge import messages
+from autograder.judge.evidence import KEY_POSITION, QUERY_POSITION, WORKED_EXAMPLE, Evidence
+from autograder.report import failures, htmlpage, render_figures, render_terminal
 
 ATTENTION_STEPS = ("softmax", "scaling", "mask")  # steps whose answer includes attention weights
 TITLE = N_("Lab 7 feedback: {submission}")

@@ -14,10 +14,10 @@ from __future__ import annotations
 import shlex
 import textwrap
 
-from autograder import tasks
+from autograder.base import tasks
+from autograder.grading.model import CheckResult, GradeReport, StepResult
 from autograder.i18n import N_, SOURCE, Nn_, _, counted, language, ngettext
 from autograder.report import failures
-from autograder.report.model import CheckResult, GradeReport, StepResult
 
 QUIET, NORMAL, VERBOSE = "quiet", "normal", "verbose"
 WIDTH = 100

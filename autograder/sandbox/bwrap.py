@@ -95,11 +95,11 @@ def public_files() -> tuple[str, ...]:
     """The package's files (POSIX paths inside it) that the student wheel holds, with their bytecode where it was
     compiled: all of it in a student's install (which holds nothing else), the public part of the instructor's.
 
-    The public/private split is :mod:`autograder.release.contents`, which only the instructor's install has;
+    The public/private split is :mod:`autograder.deliver.release.contents`, which only the instructor's install has;
     it is looked up by name (not imported by the sandbox's modules, which the wheel ships without it).
     """
     try:
-        contents = importlib.import_module("autograder.release.contents")
+        contents = importlib.import_module("autograder.deliver.release.contents")
     except ImportError:  # a student's install: the package is the public engine
         contents = None
     found = []

@@ -6,7 +6,7 @@ first use and again after it crashed or hung, so a fault costs only the call
 that met it. Every call ends in one outcome of :mod:`autograder.sandbox.outcome`;
 :meth:`Sandbox.call` returns the value or raises :class:`StudentCallError`
 carrying the outcome. Nothing here makes sentences (see
-:func:`autograder.messages.call_outcome`), and nothing the child sends is
+:func:`autograder.judge.messages.call_outcome`), and nothing the child sends is
 trusted beyond its type: a reply that is not exactly what the protocol allows
 is :class:`~autograder.sandbox.outcome.Malformed`.
 
@@ -31,13 +31,13 @@ from typing import Any
 
 import numpy as np
 
+from autograder.base.text import clean, escape_controls
 from autograder.sandbox import launcher, zygote
 from autograder.sandbox import outcome as out
 from autograder.sandbox.isolation import IsolationRefused, Level, choose
 from autograder.sandbox.outcome import StudentCallError
 from autograder.sandbox.protocol import AsTorch, FrameTooLarge, ProtocolError, decode, encode, read_message
 from autograder.sandbox.protocol import write_message as _write_message
-from autograder.text import clean, escape_controls
 
 __all__ = ["IsolationRefused", "Level", "Limits", "Sandbox", "StudentCallError", "prestart"]
 MAX_TEXT_CHARS = 2000  # any one string field of a reply
@@ -160,7 +160,7 @@ class Sandbox:
         torch: bool | None = None,
         cpus: tuple[int, ...] | None = None,
     ) -> None:
-        """``submission`` is the grader's copy of a hand-in (:mod:`autograder.intake`); ``ignored`` maps what the
+        """``submission`` is the grader's copy of a hand-in (:mod:`autograder.handin.intake`); ``ignored`` maps what the
         intake left out of it (``"softmax.py"``) to what that was (``"link"``). ``torch``: whether the code graded
         here uses torch (False: a numpy-only fork server will do; None: any); when True the child imports torch
         before any student code (no native library loads afterwards). ``cpus``: the CPUs its children may run on

@@ -26,7 +26,7 @@ MAX_COPIED_FILE_BYTES = 8 << 20  # a larger file of the hand-in stays out of the
 
 def left_out_of_copy(parts: tuple[str, ...], entry: object) -> bool:
     """Whether a name of the grader's copy stays out of a child's working copy (``entry``: its
-    :class:`autograder.safefs.Entry`)."""
+    :class:`autograder.base.safefs.Entry`)."""
     if getattr(entry, "folder", False):
         return len(parts) == 1 and parts[0] in NOT_COPIED_FOLDERS
     return parts[-1].endswith(NOT_COPIED_SUFFIXES) or getattr(entry, "size", 0) > MAX_COPIED_FILE_BYTES

@@ -26,7 +26,7 @@ import sys
 from dataclasses import dataclass
 from functools import lru_cache
 
-from autograder import isolated
+from autograder.base import isolated
 from autograder.sandbox import bwrap, cgroup, environment, probecache, seccomp
 
 ENV_LEVEL = "ATTNLAB_ISOLATION"

@@ -28,7 +28,7 @@ namespaces (:func:`_confine`): a new PID, mount, network, IPC and UTS namespace
 that shows only its own processes. The working copy is not mounted from the
 host at all: the student process, once it has dropped its privileges and
 before any student code runs, copies the grader's copy in through a descriptor
-the grader opened (:func:`autograder.intake.copy_from`), so the fork server
+the grader opened (:func:`autograder.handin.intake.copy_from`), so the fork server
 and the child never see another student's files, and what student code writes
 is bounded by the tmpfs. In the other layers the working copy is a folder of
 the host, and the keeper stops the student process once it holds more than its
@@ -65,7 +65,8 @@ import stat
 import tempfile
 from typing import Any, NoReturn
 
-from autograder import intake, safefs
+from autograder.base import safefs
+from autograder.handin import intake
 from autograder.sandbox import cgroup, cpuclock, environment, linux
 
 EXIT_SETUP_FAILED = 71  # the student process could not be confined; no student code ran

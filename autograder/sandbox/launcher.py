@@ -28,7 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from autograder import intake, isolated, safefs
+from autograder.base import isolated, safefs
+from autograder.handin import intake
 from autograder.sandbox import bwrap, cgroup, environment, isolation, linux, writable, zygote
 from autograder.sandbox.isolation import Level
 from autograder.sandbox.keeper import CPU_QUERY

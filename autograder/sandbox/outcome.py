@@ -2,7 +2,7 @@
 
 The sandbox returns exactly one of these for every call, import and probe;
 graders decide on the type (and on ``Raised.mro``), and only
-:func:`autograder.messages.call_outcome` turns an outcome into words. Every text
+:func:`autograder.judge.messages.call_outcome` turns an outcome into words. Every text
 field that came from the child (messages, names, printed output) is
 control-character escaped when the outcome is built, so no renderer ever
 receives a raw escape sequence.
@@ -17,7 +17,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from autograder.text import escape_controls
+from autograder.base.text import escape_controls
 
 HUNG_EARLIER = "hung_earlier"  # Skipped: the call reaches a function that did not return earlier in grading
 BUDGET_SPENT = "budget_spent"  # Skipped: the step's calls have used up its time budget

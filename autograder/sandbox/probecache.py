@@ -20,7 +20,7 @@ import stat
 import sys
 from pathlib import Path
 
-from autograder import isolated
+from autograder.base import isolated
 
 ENV_SWITCH = "ATTNLAB_PROBE_CACHE"  # "0": probe every time
 SYSCTLS = ("/proc/sys/kernel/unprivileged_userns_clone", "/proc/sys/user/max_user_namespaces")

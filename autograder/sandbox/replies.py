@@ -3,9 +3,9 @@
 A probe's reply comes from the student's process, where any code can change what the probe returns: a reply of
 another shape than its probe gives (a forged one) must cost that check, with the grader's sentence for a reply it
 cannot read, never break the grader. A probe whose reply the grader takes apart by hand (indexes a dict, unpacks
-a list) declares its shape with ``@probe(reply=...)``; :meth:`autograder.checking.Lab.probe` checks it before any
+a list) declares its shape with ``@probe(reply=...)``; :meth:`autograder.judge.checking.Lab.probe` checks it before any
 grader code reads the reply. Replies that are only a student function's return value need none: the graders read
-those through :class:`autograder.checking.Got`, which checks every shape it expects.
+those through :class:`autograder.judge.checking.Got`, which checks every shape it expects.
 """
 
 from __future__ import annotations

@@ -38,7 +38,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from autograder import isolated, safefs
+from autograder.base import isolated, safefs
 from autograder.sandbox import environment, isolation, probecache, writable
 from autograder.sandbox.isolation import Level
 

@@ -30,7 +30,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from autograder import checking, diagnose, engine, tasks  # noqa: E402
+from autograder.base import tasks  # noqa: E402
+from autograder.grading import engine  # noqa: E402
+from autograder.judge import checking, diagnose  # noqa: E402
 from bench.real_code import RealCase, all_cases, held_out  # noqa: E402
 
 SOLUTIONS = ROOT / "solutions" / tasks.LAB

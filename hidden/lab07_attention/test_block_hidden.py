@@ -7,16 +7,16 @@ from functools import partial
 import numpy as np
 import pytest
 
-from autograder.checking import Lab, expect_close, with_inputs
-from autograder.diagnose.answers import Answers
-from autograder.diagnose.block import (
+from autograder.i18n import N_, _, ngettext
+from autograder.judge.checking import Lab, expect_close, with_inputs
+from autograder.judge.diagnose.answers import Answers
+from autograder.judge.diagnose.block import (
     block_variants,
     feed_forward_variants,
     layer_norm_variants,
     multi_head_variants,
     rms_norm_variants,
 )
-from autograder.i18n import N_, _, ngettext
 
 pytestmark = pytest.mark.step("block")
 RANDOM_ROWS = N_("{call} with random rows of shape {shape}")

@@ -7,9 +7,9 @@ from functools import partial
 import numpy as np
 import pytest
 
-from autograder.checking import COUNT, Lab, as_number, expect_close
-from autograder.diagnose import costs as cost_mistakes
-from autograder.diagnose.answers import Answers
+from autograder.judge.checking import COUNT, Lab, as_number, expect_close
+from autograder.judge.diagnose import costs as cost_mistakes
+from autograder.judge.diagnose.answers import Answers
 
 pytestmark = pytest.mark.step("costs")
 

@@ -7,11 +7,11 @@ from functools import partial
 import numpy as np
 import pytest
 
-from autograder.checking import Lab, expect_close, with_inputs
-from autograder.checks.equivariance import expect_gap, expect_no_gap
-from autograder.diagnose.answers import Answers
-from autograder.diagnose.equivariance import permutation_gap_variants, restored_outputs_variants
 from autograder.i18n import _
+from autograder.judge.checking import Lab, expect_close, with_inputs
+from autograder.judge.checks.equivariance import expect_gap, expect_no_gap
+from autograder.judge.diagnose.answers import Answers
+from autograder.judge.diagnose.equivariance import permutation_gap_variants, restored_outputs_variants
 
 pytestmark = pytest.mark.step("equivariance")
 

@@ -7,11 +7,11 @@ from functools import partial
 import numpy as np
 import pytest
 
-from autograder.checking import Lab, expect_close, with_inputs
-from autograder.diagnose.answers import Answers
-from autograder.diagnose.gradients import attention_backward_variants, difference_answers, gradcheck_answers
 from autograder.i18n import N_, _
-from autograder.oracle import Oracle
+from autograder.judge.checking import Lab, expect_close, with_inputs
+from autograder.judge.diagnose.answers import Answers
+from autograder.judge.diagnose.gradients import attention_backward_variants, difference_answers, gradcheck_answers
+from autograder.judge.oracle import Oracle
 from autograder.sandbox.probes.gradients import smooth_gradient
 
 pytestmark = pytest.mark.step("gradients")

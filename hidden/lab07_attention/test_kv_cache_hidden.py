@@ -5,12 +5,19 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from autograder.checking import Lab, expect_that, with_inputs
-from autograder.checks.kv_cache import AFTERWARDS, APPENDS, DECODE, expect_appends, expect_decoded, expect_incremental
-from autograder.diagnose.answers import Answers
-from autograder.diagnose.kv_cache import decode_variants, incremental_variants, kv_cache_bytes_variants
 from autograder.i18n import _, ngettext
-from autograder.oracle import Oracle
+from autograder.judge.checking import Lab, expect_that, with_inputs
+from autograder.judge.checks.kv_cache import (
+    AFTERWARDS,
+    APPENDS,
+    DECODE,
+    expect_appends,
+    expect_decoded,
+    expect_incremental,
+)
+from autograder.judge.diagnose.answers import Answers
+from autograder.judge.diagnose.kv_cache import decode_variants, incremental_variants, kv_cache_bytes_variants
+from autograder.judge.oracle import Oracle
 from autograder.sandbox.protocol import AsTorch
 
 pytestmark = pytest.mark.step("kv_cache")

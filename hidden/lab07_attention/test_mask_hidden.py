@@ -5,13 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from autograder.checking import Lab, expect_close, with_inputs
-from autograder.checks.mask import expect_prefix_unchanged
-from autograder.checks.weights import WEIGHT_AXES, expect_head
-from autograder.diagnose.answers import Answers
-from autograder.diagnose.mask import causal_mask_variants
-from autograder.diagnose.scaling import with_mask_variants
 from autograder.i18n import _
+from autograder.judge.checking import Lab, expect_close, with_inputs
+from autograder.judge.checks.mask import expect_prefix_unchanged
+from autograder.judge.checks.weights import WEIGHT_AXES, expect_head
+from autograder.judge.diagnose.answers import Answers
+from autograder.judge.diagnose.mask import causal_mask_variants
+from autograder.judge.diagnose.scaling import with_mask_variants
 
 pytestmark = pytest.mark.step("mask")
 

@@ -7,17 +7,17 @@ from functools import partial
 import numpy as np
 import pytest
 
-from autograder.checking import COUNT, Lab, as_number, expect_close, with_inputs
-from autograder.checks.moe_router import expect_routed_calls
-from autograder.diagnose.answers import Answers
-from autograder.diagnose.moe_router import (
-    affine_expert,
+from autograder.i18n import _, ngettext
+from autograder.judge.checking import COUNT, Lab, as_number, expect_close, with_inputs
+from autograder.judge.checks.moe_router import expect_routed_calls
+from autograder.judge.diagnose.answers import Answers
+from autograder.judge.diagnose.moe_router import (
     expert_load_variants,
     moe_layer_variants,
     moe_params_variants,
     route_variants,
 )
-from autograder.i18n import _, ngettext
+from autograder.sandbox.probes.moe_router import affine_expert
 
 pytestmark = pytest.mark.step("moe_router")
 

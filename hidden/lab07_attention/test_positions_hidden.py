@@ -7,12 +7,17 @@ from functools import partial
 import numpy as np
 import pytest
 
-from autograder.cases.positions import angle_scale, pair_lengths
-from autograder.checking import Lab, expect_close, expect_rounding, rounding_limit
-from autograder.checks.weights import WEIGHT_AXES
-from autograder.diagnose.answers import Answers
-from autograder.diagnose.positions import alibi_bias_variants, alibi_slopes_variants, rope_variants, sinusoidal_variants
 from autograder.i18n import N_, _
+from autograder.judge.cases.positions import angle_scale, pair_lengths
+from autograder.judge.checking import Lab, expect_close, expect_rounding, rounding_limit
+from autograder.judge.checks.weights import WEIGHT_AXES
+from autograder.judge.diagnose.answers import Answers
+from autograder.judge.diagnose.positions import (
+    alibi_bias_variants,
+    alibi_slopes_variants,
+    rope_variants,
+    sinusoidal_variants,
+)
 
 pytestmark = pytest.mark.step("positions")
 

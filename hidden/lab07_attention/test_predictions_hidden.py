@@ -14,12 +14,13 @@ from typing import Any
 
 import pytest
 
-from autograder import predictions, tasks
-from autograder.checking import Lab
-from autograder.checks.predictions import agrees_with_reference
+from autograder.base import tasks
 from autograder.i18n import N_, _
-from autograder.oracle import Oracle
-from autograder.predictions import Question
+from autograder.judge import predictions
+from autograder.judge.checking import Lab
+from autograder.judge.checks.predictions import agrees_with_reference
+from autograder.judge.oracle import Oracle
+from autograder.judge.predictions import Question
 
 pytestmark = pytest.mark.step("predictions")
 AGAINST_REFERENCE = N_("{short}, against the reference")

@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from autograder import messages
-from autograder.checking import Lab
-from autograder.checks.reference_check import agrees_with_torch, names_a_kernel, reports_known_error
 from autograder.i18n import _
-from autograder.oracle import Oracle
+from autograder.judge import messages
+from autograder.judge.checking import Lab
+from autograder.judge.checks.reference_check import agrees_with_torch, names_a_kernel, reports_known_error
+from autograder.judge.oracle import Oracle
 
 pytestmark = pytest.mark.step("reference_check")
 

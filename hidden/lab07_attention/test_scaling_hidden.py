@@ -7,12 +7,12 @@ from functools import partial
 import numpy as np
 import pytest
 
-from autograder.checking import Lab, expect_close, with_inputs
-from autograder.checks.weights import WEIGHT_AXES, expect_head
-from autograder.diagnose.answers import Answers
-from autograder.diagnose.mask import masked_attention_variants
-from autograder.diagnose.scaling import attention_variants, project_variants, scaled_scores_variants
 from autograder.i18n import _
+from autograder.judge.checking import Lab, expect_close, with_inputs
+from autograder.judge.checks.weights import WEIGHT_AXES, expect_head
+from autograder.judge.diagnose.answers import Answers
+from autograder.judge.diagnose.mask import masked_attention_variants
+from autograder.judge.diagnose.scaling import attention_variants, project_variants, scaled_scores_variants
 
 pytestmark = pytest.mark.step("scaling")
 

@@ -7,10 +7,10 @@ from functools import partial
 import numpy as np
 import pytest
 
-from autograder.checking import Lab, expect_close
-from autograder.diagnose.answers import Answers
-from autograder.diagnose.softmax import softmax_variants
 from autograder.i18n import N_, _
+from autograder.judge.checking import Lab, expect_close
+from autograder.judge.diagnose.answers import Answers
+from autograder.judge.diagnose.softmax import softmax_variants
 
 pytestmark = pytest.mark.step("softmax")
 RANDOM_X = N_("{call} with random x of shape {shape}")

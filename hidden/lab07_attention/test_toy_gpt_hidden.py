@@ -7,12 +7,12 @@ from typing import Any
 import numpy as np
 import pytest
 
-from autograder.cases import toy_gpt as gpt_cases
-from autograder.checking import Lab
-from autograder.checks import toy_gpt as gpt_checks
-from autograder.diagnose import toy_gpt as gpt_mistakes
 from autograder.i18n import _
-from autograder.oracle import Oracle
+from autograder.judge.cases import toy_gpt as gpt_cases
+from autograder.judge.checking import Lab
+from autograder.judge.checks import toy_gpt as gpt_checks
+from autograder.judge.diagnose import toy_gpt as gpt_mistakes
+from autograder.judge.oracle import Oracle
 
 pytestmark = pytest.mark.step("toy_gpt")
 

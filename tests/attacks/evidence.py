@@ -299,7 +299,7 @@ def _bent_slope(into: Path, name: str) -> Path:
     and medians recomputed so the report stays consistent with itself."""
     import numpy as np
 
-    from autograder.timing import analysis
+    from autograder.judge.timing import analysis
 
     folder = _with_report(_appended(into, name, {}))
     path = folder / "reports" / "timing.json"

@@ -33,7 +33,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder import tasks
+from autograder.base import tasks
 from autograder.sandbox import cgroup, isolation
 from autograder.sandbox.isolation import Level
 from tests import kit, layers
@@ -161,9 +161,9 @@ def _listing(folder: str) -> list[str]:
 
 
 def _instructor_readable() -> bool:
-    from autograder.kit import PACKAGE
+    from autograder.base.kit import PACKAGE
 
-    return isolation.readable_by_others(PACKAGE / "nbgrader_course" / "notebook.py")
+    return isolation.readable_by_others(PACKAGE / "deliver" / "nbgrader_course" / "notebook.py")
 
 
 def _site_folders() -> list[Path]:

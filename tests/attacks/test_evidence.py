@@ -23,13 +23,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from autograder import tasks
+from autograder.base import tasks
+from autograder.judge.timing import verified
 from autograder.sandbox.client import Sandbox
-from autograder.timing import verified
 from tests import kit
 from tests.attacks import evidence
 
-GRADERS = kit.ROOT / "autograder" / "graders" / tasks.LAB
+GRADERS = kit.ROOT / "autograder" / "grading" / "graders" / tasks.LAB
 
 
 def _checks(student: dict) -> dict[tuple[str, str], dict]:

@@ -32,7 +32,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder import safefs, tasks
+from autograder.base import safefs, tasks
 from autograder.sandbox import isolation
 from autograder.sandbox.isolation import Level
 from tests import kit, layers
@@ -286,7 +286,7 @@ def test_grade_batch_holds_against_every_hostile_hand_in(hand_ins: Class, level:
 
 
 def test_the_batch_warns_when_other_users_can_read_the_hand_ins(hand_ins: Class, monkeypatch) -> None:
-    from autograder.batch import run as batch
+    from autograder.deliver.batch import run as batch
 
     options = batch.BatchOptions(hand_ins.root, Path("g.csv"), Path("g"), None, None, "s")
     assert not any("readable by other users" in line for line in batch.first_lines(options, Level.NAMESPACES))
@@ -301,7 +301,7 @@ def test_dask_jobs_hold_against_hostile_hand_ins(hand_ins: Class, tmp_path: Path
     """The same class on a Dask LocalCluster: every student a row, the classmates at full marks."""
     from distributed import LocalCluster
 
-    from autograder.batch import run as batch
+    from autograder.deliver.batch import run as batch
 
     before = _snapshot(*hand_ins.honest, hand_ins.outside)
     out = tmp_path / "graded"
@@ -319,7 +319,7 @@ def test_dask_jobs_hold_against_hostile_hand_ins(hand_ins: Class, tmp_path: Path
 
 def _gradescope_root(place: Path, upload: Path) -> Path:
     """A simulated ``/autograder`` holding the kit as the zip does and ``upload`` as the submission."""
-    from autograder.gradescope import runner
+    from autograder.deliver.gradescope import runner
 
     root = place / "autograder"
     shutil.copytree(kit.HIDDEN, root / "source" / runner.KIT / "hidden" / LAB)
@@ -331,11 +331,11 @@ def _gradescope_root(place: Path, upload: Path) -> Path:
     return root
 
 
-GRADESCOPE = "import sys\nfrom autograder.gradescope import runner\nsys.exit(runner.main())\n"
+GRADESCOPE = "import sys\nfrom autograder.deliver.gradescope import runner\nsys.exit(runner.main())\n"
 GRADE_CELLS = """
 import json, sys
 from pathlib import Path
-from autograder.nbgrader_course import cells
+from autograder.deliver.nbgrader_course import cells
 
 found = {}
 for student in ("links", "deep"):
@@ -361,7 +361,7 @@ def _env(level: Level, **more: str) -> dict[str, str]:
 def test_the_gradescope_runner_holds_against_hostile_uploads(
     hand_ins: Class, student: str, level: Level, python: str
 ) -> None:
-    from autograder.gradescope import runner
+    from autograder.deliver.gradescope import runner
 
     root = _gradescope_root(hand_ins.root.parent, hand_ins.root / student)
     before = _snapshot(*hand_ins.honest, hand_ins.outside)

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder import safefs, tasks
+from autograder.base import safefs, tasks
 from autograder.sandbox import cgroup, isolation
 from autograder.sandbox.isolation import Level
 from tests import kit
@@ -220,7 +220,7 @@ def test_grade_batch_keeps_the_classmates_scores_against_every_hog(course: Path,
 def test_dask_jobs_keep_the_classmates_scores_against_every_hog(course: Path) -> None:
     from distributed import LocalCluster
 
-    from autograder.batch import run as batch
+    from autograder.deliver.batch import run as batch
     from autograder.sandbox.client import Limits
 
     out = course / "graded"
@@ -236,11 +236,11 @@ def test_dask_jobs_keep_the_classmates_scores_against_every_hog(course: Path) ->
     _assert_the_class_held(out)
 
 
-GRADESCOPE = "import sys\nfrom autograder.gradescope import runner\nsys.exit(runner.main())\n"
+GRADESCOPE = "import sys\nfrom autograder.deliver.gradescope import runner\nsys.exit(runner.main())\n"
 GRADE_CELLS = """
 import json, sys
 from pathlib import Path
-from autograder.nbgrader_course import cells
+from autograder.deliver.nbgrader_course import cells
 
 outcome = cells._grade_once(Path(sys.argv[1]), ("softmax",), None)
 messages = [c.message for s in outcome.report.steps for c in s.checks]
@@ -253,7 +253,7 @@ print(json.dumps({"earned": outcome.report.step("softmax").earned, "messages": m
 def test_the_gradescope_runner_and_the_grade_cells_hold_against_every_hog(
     tmp_path: Path, level: Level, python: str
 ) -> None:
-    from autograder.gradescope import runner
+    from autograder.deliver.gradescope import runner
 
     tmp_path.chmod(0o755)  # the user layer's uid reaches its copy through here
     root = tmp_path / "autograder"

@@ -1,7 +1,7 @@
 """The graders' trusted torch side: torch's SDPA and autograd, and the reference's torch modules.
 
 These probes compute what a check compares the student's answers with; they never run near student code. The
-grader runs them through :mod:`autograder.oracle`: in a sandbox child of their own whose working copy is the
+grader runs them through :mod:`autograder.judge.oracle`: in a sandbox child of their own whose working copy is the
 reference (forked from the fork server that has torch already, so the grader never imports torch), or, where
 children do not get namespaces of their own, here in the grader with ``load`` importing the reference's
 modules. Either way the same functions compute, and their values cross the same encoding.

@@ -170,7 +170,7 @@ class _Chapter:
     """The chapter's values as the compute code reads them (``chapter.inputs("RU_Q")``, ``chapter.value(id)``).
 
     The grader sends the catalog's text with the call: student code runs in this child, which reads none of the
-    kit's files once it has started, so :mod:`autograder.chapter` cannot load it here.
+    kit's files once it has started, so :mod:`autograder.base.chapter` cannot load it here.
     """
 
     def __init__(self, catalog: str) -> None:

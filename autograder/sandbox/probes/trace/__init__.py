@@ -1,9 +1,9 @@
 """Tracing a lab function: the operations it performs on the grader's inputs, as plain data.
 
-Only after a check has failed does the grader ask for a trace (:mod:`autograder.diagnose.trace`). The same code
+Only after a check has failed does the grader ask for a trace (:mod:`autograder.judge.diagnose.trace`). The same code
 runs on both sides: in the student's child it records what the student's code did (a claim, which may only choose
 the sentence that explains a failure the grader found by comparing values); on the grader's trusted side
-(:mod:`autograder.oracle`) it records what the reference did on the same inputs, and replays the reference with
+(:mod:`autograder.judge.oracle`) it records what the reference did on the same inputs, and replays the reference with
 edits (another axis, another operand, a step left out, a value put in its place) to test an explanation.
 
 How it sees the operations (each a well-kept protocol of its library):

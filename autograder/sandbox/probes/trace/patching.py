@@ -6,7 +6,7 @@ globals, the NumPy proxy for ``np`` and a recording wrapper for every public fun
 classes of lab modules get recording wrappers for their methods and properties. Everything is put back when the
 call ends, whatever it did.
 
-A *stand-in* (the upstream check, :mod:`autograder.diagnose.trace.upstream`) answers a lab function's call with
+A *stand-in* (the upstream check, :mod:`autograder.judge.diagnose.trace.upstream`) answers a lab function's call with
 a value the grader computed with the reference for the same inputs, after running the function itself (so what
 it does to its arguments still happens): the downstream code then runs as it would with a correct callee.
 """

@@ -1,7 +1,7 @@
 """The tracing probes: trace a lab call or another probe, replay it with edits, and call lab functions plainly.
 
 Each takes ``load`` first, as every probe does: in the student's child it imports the student's modules, on the
-grader's trusted side (:mod:`autograder.oracle`) the reference's. A *plan* (a dict of plain data) says what to
+grader's trusted side (:mod:`autograder.judge.oracle`) the reference's. A *plan* (a dict of plain data) says what to
 keep and what to change:
 
 - ``values``: keep each node's value (default True); ``sources``: keep the text of each line an operation was
