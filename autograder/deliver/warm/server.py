@@ -127,7 +127,8 @@ def _unlink_if_ours(path: Path, inode: int) -> None:
 
 
 def preload() -> None:
-    """Import what the graders import (:data:`PRELOADED_PACKAGES`, :data:`PRELOADED`), so every worker has it."""
+    """Import what the graders import (:data:`PRELOADED_PACKAGES`, :data:`PRELOADED`) and read the public checks'
+    snapshots, so every worker has them."""
     import pkgutil
 
     names = list(PRELOADED)
@@ -136,6 +137,9 @@ def preload() -> None:
         names.extend(f"{package}.{info.name}" for info in pkgutil.iter_modules(folder))
     for name in names:
         importlib.import_module(name)
+    from autograder.judge import cases
+
+    cases.read_all()  # the public checks' snapshots: the same for every student
 
 
 def _first_torch_calls() -> None:
