@@ -30,19 +30,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+import hand_ins  # noqa: E402  (bench/ is this script's own folder on the path)
+
 from autograder.base import tasks  # noqa: E402
-from autograder.deliver.release import stubs  # noqa: E402
 from autograder.deliver.warm import client  # noqa: E402
 from autograder.deliver.warm import job as warm_job  # noqa: E402
 
 LAB = tasks.LAB
-SOLUTIONS = ROOT / "solutions" / LAB
 RELEASE = ROOT / "assignments" / LAB
 CGROUPS = Path("/sys/fs/cgroup")
-BUGS = (  # (module, text in the reference, its replacement): known mistakes the graders name
-    ("softmax", "shifted = x - np.max(x, axis=axis, keepdims=True)", "shifted = x"),
-    ("scaling", "return scores(Q, K) / np.sqrt(d_k)", "return scores(Q, K)"),
-)
 SAMPLE_S = 0.2
 CLUSTER = (  # a LocalCluster of two single-threaded worker processes on loopback; its address on stdout
     "import sys\n"
@@ -67,17 +63,7 @@ def make_class(root: Path, students: int) -> dict[str, str]:
         kind = kinds[f"s{number:03d}"] = kind_of(number)
         folder = root / f"s{number:03d}" / LAB
         shutil.copytree(RELEASE, folder, ignore=shutil.ignore_patterns("__pycache__", "*.ipynb"))
-        if kind == "release":
-            continue
-        shutil.copytree(SOLUTIONS, folder, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__"))
-        if kind == "partial":  # the first steps done, the rest still stubs
-            for step in tasks.STEPS[1 + number % 5 :]:
-                source = (SOLUTIONS / f"{step.module}.py").read_text(encoding="utf-8")
-                (folder / f"{step.module}.py").write_text(stubs.make_stub(source, step.id), encoding="utf-8")
-        if kind == "buggy":
-            module, old, new = BUGS[number % len(BUGS)]
-            path = folder / f"{module}.py"
-            path.write_text(path.read_text(encoding="utf-8").replace(old, new), encoding="utf-8")
+        hand_ins.fill(folder, kind, number)
     return kinds
 
 
@@ -157,11 +143,11 @@ def largest_process(group: Group) -> Iterator[list[int]]:
         thread.join()
 
 
-def run(name: str, hand_ins: Path, out: Path) -> dict[str, float | None]:
+def run(name: str, submitted: Path, out: Path) -> dict[str, float | None]:
     """One cold grade-batch run of the class; its wall and CPU seconds and peak memories."""
     client.stop(warm_job.HANDLER)
     group = Group()
-    command = [sys.executable, "-m", "autograder", "grade-batch", str(hand_ins), "--csv", str(out / "grades.csv")]
+    command = [sys.executable, "-m", "autograder", "grade-batch", str(submitted), "--csv", str(out / "grades.csv")]
     command += ["--no-progress"]
     cluster = None
     if name == "dask":

@@ -35,22 +35,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from grade_overhead import wall  # noqa: E402  (bench/ is this script's own folder on the path)
+import hand_ins  # noqa: E402  (bench/ is this script's own folder on the path)
+from grade_overhead import wall  # noqa: E402
 
 CPUACCT = Path("/sys/fs/cgroup/cpuacct")  # cgroup v1; the v2 "unified" hierarchy is not used here
 from autograder.base import tasks  # noqa: E402
 from autograder.deliver.nbgrader_course import cells, course  # noqa: E402
-from autograder.deliver.release import stubs  # noqa: E402
 from autograder.deliver.warm import client  # noqa: E402
 from autograder.deliver.warm import job as warm_job  # noqa: E402
 
 LAB = tasks.LAB
-SOLUTIONS = ROOT / "solutions" / LAB
-BUGS = (  # (module, text in the reference, its replacement): known mistakes the graders name
-    ("softmax", "shifted = x - np.max(x, axis=axis, keepdims=True)", "shifted = x"),
-    ("scaling", "return scores(Q, K) / np.sqrt(d_k)", "return scores(Q, K)"),
-    ("scaling", "return Q @ np.swapaxes(K, -1, -2)", "return K @ np.swapaxes(Q, -1, -2)"),
-)
 HOSTILE = "import os\nopen({private!r} + '/secret').read()\nos._exit(0)\n"
 
 
@@ -65,16 +59,7 @@ def kind_of(number: int, students: int) -> str:
 def submit(root: Path, number: int, kind: str) -> None:
     folder = root / "submitted" / f"s{number:03d}" / LAB
     shutil.copytree(root / "release" / LAB, folder)
-    if kind in ("reference", "partial", "buggy"):
-        shutil.copytree(SOLUTIONS, folder, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__"))
-    if kind == "partial":  # the first steps done, the rest still stubs
-        for step in tasks.STEPS[1 + number % 5 :]:
-            source = (SOLUTIONS / f"{step.module}.py").read_text(encoding="utf-8")
-            (folder / f"{step.module}.py").write_text(stubs.make_stub(source, step.id), encoding="utf-8")
-    if kind == "buggy":
-        module, old, new = BUGS[number % len(BUGS)]
-        path = folder / f"{module}.py"
-        path.write_text(path.read_text(encoding="utf-8").replace(old, new), encoding="utf-8")
+    hand_ins.fill(folder, kind, number)
     if kind == "hostile":
         (folder / "softmax.py").write_text(HOSTILE.format(private=str(root / "private")), encoding="utf-8")
 
