@@ -23,6 +23,7 @@ noisy; the load average is printed with them.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import os
 import shutil
@@ -105,8 +106,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--students", type=int, default=50)
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--keep", type=Path, help="work in this new folder and keep it (the course, both outputs)")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="attnlab-bench-") as work:
+    if args.keep is not None:
+        args.keep.mkdir(parents=True)
+    with (
+        contextlib.nullcontext(str(args.keep)) if args.keep else tempfile.TemporaryDirectory(prefix="attnlab-") as work
+    ):
         root = Path(work) / "course"
         course.write_course(course.CourseOptions(folder=root, kit=ROOT))
         wall([sys.executable, "-m", "nbgrader", "generate_assignment", LAB], root)
@@ -139,6 +145,12 @@ def main() -> None:
     )
     print(f"  ratio (grade-batch / nbgrader throughput): {nbgrader_s / batch_s:.2f}x")
     print(f"  same autograded score from both: {same} of {len(by_batch)} students")
+    for student in sorted(by_batch):
+        if abs(by_nbgrader.get(student, -1) - by_batch[student]) >= 1e-9:
+            print(
+                f"    {student} ({kinds.get(int(student[1:]), '?')}): nbgrader {by_nbgrader.get(student)}, "
+                f"grade-batch {by_batch[student]}"
+            )
     if nbgrader_cpu is not None and batch_cpu is not None:
         print(
             f"  CPU time per student (all processes each started): nbgrader {nbgrader_cpu / n:.2f} s, "
