@@ -1,7 +1,6 @@
 """A step whose modules are the released stubs byte for byte is reported without running its checks
-(:mod:`autograder.handin.pristine`, :mod:`autograder.grading.untouched`): the same scores and report as running them,
-and
-nothing that is not exactly the stubs is skipped."""
+(:mod:`autograder.handin.pristine`, :mod:`autograder.grading.untouched`): the same scores and report as running
+them, and nothing that is not exactly the stubs is skipped."""
 
 from __future__ import annotations
 

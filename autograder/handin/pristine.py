@@ -35,11 +35,10 @@ import hashlib
 import json
 import os
 import re
-import stat
 from collections.abc import Iterable
 from pathlib import Path
 
-from autograder.base import tasks
+from autograder.base import safefs, tasks
 
 ENV_SWITCH = "ATTNLAB_SKIP_UNTOUCHED"  # "0": run the checks of untouched steps too
 DIGESTS = Path(__file__).parents[1] / "data" / "stubs.json"  # module -> {"sha256": ..., "imports": [...]}
@@ -61,26 +60,22 @@ def table() -> dict[str, dict]:
     return found if isinstance(found, dict) else {}
 
 
+def _open_regular(path: Path) -> int:
+    """A descriptor of the regular file ``path``, its own name not followed if it is a link
+    (:func:`autograder.base.safefs.open_file`); an ``OSError`` for anything else."""
+    path = Path(path)
+    with safefs.opened(safefs.open_root(path.parent)) as folder:
+        return safefs.open_file(folder, path.name)
+
+
 def read_bytes(path: Path) -> bytes | None:
     """The bytes of the regular file ``path`` (a link is not followed); None if there is none, or it is longer than
     :data:`MAX_BYTES`."""
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     try:
-        fd = os.open(path, flags)
-    except OSError:
+        with safefs.opened(_open_regular(path)) as fd:
+            return safefs.read_all(fd, MAX_BYTES)
+    except OSError:  # missing, not a regular file (safefs.NotPlain), longer than MAX_BYTES (safefs.TooBig)
         return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        chunks, size = [], 0
-        while size <= MAX_BYTES and (chunk := os.read(fd, MAX_BYTES + 1 - size)):
-            chunks.append(chunk)
-            size += len(chunk)
-        return b"".join(chunks) if size <= MAX_BYTES else None
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
 
 
 def _is_stub(folder: Path, module: str, known: dict[str, bool]) -> bool:
@@ -142,20 +137,13 @@ def _error_line(step: str) -> re.Pattern:
 
 
 def read_text(path: Path) -> str:
-    """The text of the regular file ``path`` (a link is not followed); empty when there is none to read."""
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    """The text of the regular file ``path`` (a link is not followed) up to :data:`MAX_BYTES`; empty when there is
+    none to read."""
     try:
-        fd = os.open(path, flags)
+        with safefs.opened(_open_regular(path)) as fd:
+            return os.read(fd, MAX_BYTES).decode("utf-8", errors="replace")
     except OSError:
         return ""
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return ""
-        return os.read(fd, MAX_BYTES).decode("utf-8", errors="replace")
-    except OSError:
-        return ""
-    finally:
-        os.close(fd)
 
 
 def in_text(text: str, step: str) -> tuple[str, ...]:

@@ -35,10 +35,8 @@ MAX_DEPTH = 2  # the lab's files at the top, in a folder, or in a folder of a fo
 MAX_NOTEBOOK_BYTES = 32 << 20
 MAX_LISTED = 10_000  # names read from one folder while looking for the lab's files
 MAX_FOLDERS = 500  # folders looked into in all
-REPORT = (
-    "reports",
-    "timing.json",
-)  # where the timing report goes in the lab folder (autograder.judge.timing.report.PATH)
+# Where the timing report goes in the lab folder (autograder.judge.timing.report.PATH).
+REPORT = ("reports", "timing.json")
 LOOSE_REPORT = ("timing.json",)  # the report beside the modules (a student who uploaded loose files)
 WRITEFILE = re.compile(
     r"\A\s*%%writefile\s+(?:-a\s+)?(?P<name>(?:reports/)?[\w.-]+\.(?:py|json))[ \t]*\r?\n"

@@ -2,9 +2,8 @@
 
 ``pyproject.toml`` names this module (``backend-path = ["."]``), so ``pip install .``, ``pip install -e .`` and
 ``pip wheel .`` all give an install whose ``site-packages`` holds :mod:`autograder.startup`'s guard
-(:mod:`autograder.deliver.release.pth`): a wheel's for the package it holds, an editable install's for this source
-tree's
-``autograder`` folder. Everything else is setuptools' (``setuptools.build_meta``), unchanged.
+(:mod:`autograder.deliver.release.pth`): a wheel's for the package it holds, an editable install's for this
+source tree's ``autograder`` folder. Everything else is setuptools' (``setuptools.build_meta``), unchanged.
 """
 
 from __future__ import annotations

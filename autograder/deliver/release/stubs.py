@@ -165,9 +165,8 @@ def lab_imports(text: str) -> tuple[str, ...]:
 
 
 def digests(solutions: Path) -> str:
-    """The text of :data:`autograder.handin.pristine.DIGESTS` for the stubs of ``solutions``: each stub's SHA-256 and
-    the
-    lab modules it imports (the grader skips a step whose module and imports are all these bytes)."""
+    """The text of :data:`autograder.handin.pristine.DIGESTS` for the stubs of ``solutions``: each stub's SHA-256
+    and the lab modules it imports (the grader skips a step whose module and imports are all these bytes)."""
     table = {}
     for step in tasks.STEPS:
         source = solutions / f"{step.module}.py"

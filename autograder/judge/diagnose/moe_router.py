@@ -1,9 +1,8 @@
 """Wrong ways to write the mixture-of-experts router, and what they return.
 
 The graders' experts are affine maps ``rows @ A[e] + b[e]``
-(:func:`autograder.sandbox.probes.moe_router.affine_expert`),
-built the same way in the grader (for the reference) and in the sandboxed child
-(where they also record the rows they receive).
+(:func:`autograder.sandbox.probes.moe_router.affine_expert`), built the same way in the grader (for the
+reference) and in the sandboxed child.
 """
 
 from __future__ import annotations

@@ -2,14 +2,13 @@
 
 A mistake is named only when it reproduces the student's numbers on the check's own input and on its twin
 (:mod:`autograder.judge.diagnose.answers`, :mod:`autograder.judge.diagnose.trace`): one input can agree with a wrong
-answer by
-coincidence (a symmetric score matrix makes the softmax over the wrong axis the transpose of the right one), two
-unrelated ones hardly do. The twin keeps what the call is (shapes, dtypes, integer arrays such as positions or
-indices, boolean masks, where the infinities are, each float array's typical size and offset) and draws every
-float array again, from a seed that depends on the float arrays alone: a probe on ``(Q, K, V)`` and the case it is
-checked against, ``(Q, K, V, mask)``, get the same twin. A call without floats (a count of parameters) doubles its
-integer arguments instead, and one with only flags (``gpt2_small_params(exact)``) flips them; a call with none of
-these has no twin.
+answer by coincidence (a symmetric score matrix makes the softmax over the wrong axis the transpose of the right
+one), two unrelated ones hardly do. The twin keeps what the call is (shapes, dtypes, integer arrays such as
+positions or indices, boolean masks, where the infinities are, each float array's typical size and offset) and draws
+every float array again, from a seed that depends on the float arrays alone: a probe on ``(Q, K, V)`` and the case
+it is checked against, ``(Q, K, V, mask)``, get the same twin. A call without floats (a count of parameters) doubles
+its integer arguments instead, and one with only flags (``gpt2_small_params(exact)``) flips them; a call with none
+of these has no twin.
 """
 
 from __future__ import annotations
