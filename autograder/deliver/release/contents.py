@@ -2,7 +2,7 @@
 
 A student's wheel (and the Gradescope zip's) holds the grader, the public
 checks and their snapshots, the sandbox, the timing tools, the workbench (its
-modules, its page's script and style under ``workbench/static``, and its
+modules, its page's script and style under ``deliver/workbench/static``, and its
 probes), the notebook's grade cells and the Gradescope runner. It leaves out
 the instructor's commands and what they need: stub generation (it names the
 solution markers), the handout builder (the workbench's screenshot for the

@@ -55,7 +55,7 @@ def agrees_with_torch(
         _("a largest difference of {value}").format(value=f"{actual:.3g}"),
     )
     text = with_inputs("compare_with_torch(Q, K, V, mask)", described)
-    reports_known_error(lab, oracle, Q, K, V, mask, np.zeros_like(theirs), text)
+    _reports_shift(lab, oracle, Q, K, V, mask, theirs, np.zeros_like(theirs), text)
     got = lab.call("compare_with_torch", Q, K, V, mask, text=text)
     reported, backend = got.parts("max_abs_diff", "backend")
     reported.number()  # a number, before the grader looks further
@@ -67,7 +67,21 @@ def reports_known_error(
 ) -> None:
     """While scaling.attention returns SDPA's own output (on ``oracle``) plus ``shift``, compare_with_torch reports
     the largest entry of the shift: the difference the grader knows it must find."""
-    theirs = torch_side.sdpa(oracle, Q, K, V, mask)
+    _reports_shift(lab, oracle, Q, K, V, mask, torch_side.sdpa(oracle, Q, K, V, mask), shift, text)
+
+
+def _reports_shift(
+    lab: Lab,
+    oracle: Oracle,
+    Q: np.ndarray,
+    K: np.ndarray,
+    V: np.ndarray,
+    mask: Any,
+    theirs: np.ndarray,
+    shift: np.ndarray,
+    text: str,
+) -> None:
+    """:func:`reports_known_error` with SDPA's output on these inputs, ``theirs``, already computed."""
     given = theirs + shift
     got = lab.probe("compare_with_given_attention", Q, K, V, mask, given, text=text)
     reported, _backend = got.parts("max_abs_diff", "backend")
