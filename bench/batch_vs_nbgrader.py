@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import csv
-import os
 import shutil
 import subprocess
 import sys
@@ -37,9 +36,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import hand_ins  # noqa: E402  (bench/ is this script's own folder on the path)
+from batch_scaling import Group  # noqa: E402
 from grade_overhead import wall  # noqa: E402
 
-CPUACCT = Path("/sys/fs/cgroup/cpuacct")  # cgroup v1; the v2 "unified" hierarchy is not used here
 from autograder.base import tasks  # noqa: E402
 from autograder.deliver.nbgrader_course import cells, course  # noqa: E402
 from autograder.deliver.warm import client  # noqa: E402
@@ -68,27 +67,15 @@ def submit(root: Path, number: int, kind: str) -> None:
 def measured(command: list[str], cwd: Path, stop: list[tuple]) -> tuple[float, float | None]:
     """Wall seconds of ``command`` and, where a cpuacct cgroup can be made, the CPU seconds of everything it
     started (its warm server is stopped through ``stop``'s ``(handler, scope)`` before the cgroup is read)."""
-    group = CPUACCT / f"attnlab-bench-{os.getpid()}-{time.monotonic_ns()}"
-    try:
-        group.mkdir()
-    except OSError:
-        return wall(command, cwd), None
-
-    def enter() -> None:
-        (group / "cgroup.procs").write_text(str(os.getpid()))
-
+    group = Group()
     started = time.perf_counter()
-    subprocess.run(command, cwd=cwd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=enter)
+    subprocess.run(command, cwd=cwd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                   preexec_fn=group.enter)  # fmt: skip
     seconds = time.perf_counter() - started
     for handler, scope in stop:
         client.stop(handler, scope)
-    cpu = int((group / "cpuacct.usage").read_text()) / 1e9
-    for _ in range(50):  # the servers' last processes leave the group
-        try:
-            group.rmdir()
-            break
-        except OSError:
-            time.sleep(0.2)
+    cpu = group.cpu_s()
+    group.remove()
     return seconds, cpu
 
 
