@@ -52,27 +52,12 @@ def _all_restored(ref, X, W_Q, W_K, W_V, perm, causal: bool, positions) -> dict[
     }
 
 
-def _distinct(right, wrong: dict) -> dict:
-    """The wrong answers that differ from the right one and from every earlier wrong one (the first of equals is
-    kept)."""
-    if search.EVERY_VARIANT.get():  # on a twin every name keeps its answer (see search.every_variant)
-        return dict(wrong)
-    kept: dict = {}
-    for mistake, value in wrong.items():
-        if all(
-            np.shape(value) != np.shape(other) or not np.allclose(value, other, rtol=1e-9, atol=1e-12)
-            for other in (right, *kept.values())
-        ):
-            kept[mistake] = value
-    return kept
-
-
 def restored_outputs_variants(
     ref, X, W_Q, W_K, W_V, perm, causal: bool = False, positions=None
 ) -> dict[str, np.ndarray]:
     """What each mistake returns for ``restored_outputs(X, W_Q, W_K, W_V, perm, causal, positions)``."""
     right = ref.equivariance.restored_outputs(X, W_Q, W_K, W_V, perm, causal, positions)
-    return _distinct(right, _all_restored(ref, X, W_Q, W_K, W_V, perm, causal, positions))
+    return search.distinct(right, _all_restored(ref, X, W_Q, W_K, W_V, perm, causal, positions))
 
 
 def permutation_gap_variants(ref, X, W_Q, W_K, W_V, perm, causal: bool = False, positions=None) -> dict[str, float]:
@@ -80,4 +65,4 @@ def permutation_gap_variants(ref, X, W_Q, W_K, W_V, perm, causal: bool = False, 
     permuted = _all_restored(ref, X, W_Q, W_K, W_V, perm, causal, positions)
     original = _all_restored(ref, X, W_Q, W_K, W_V, np.arange(len(X)), causal, positions)
     gaps = {mistake: float(np.max(np.abs(permuted[mistake] - original[mistake]), initial=0.0)) for mistake in permuted}
-    return _distinct(ref.equivariance.permutation_gap(X, W_Q, W_K, W_V, perm, causal, positions), gaps)
+    return search.distinct(ref.equivariance.permutation_gap(X, W_Q, W_K, W_V, perm, causal, positions), gaps)

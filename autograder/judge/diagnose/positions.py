@@ -88,21 +88,6 @@ MISTAKES = {
 }
 
 
-def _distinct(right: np.ndarray, wrong: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """The wrong answers that differ from the right one and from every earlier wrong one (the first of equals is
-    kept)."""
-    if search.EVERY_VARIANT.get():  # on a twin every name keeps its answer (see search.every_variant)
-        return dict(wrong)
-    kept: dict = {}
-    for mistake, value in wrong.items():
-        if all(
-            np.shape(value) != np.shape(other) or not np.allclose(value, other, rtol=1e-9, atol=1e-12)
-            for other in (right, *kept.values())
-        ):
-            kept[mistake] = value
-    return kept
-
-
 def sinusoidal_model(
     n_positions: int,
     d_model: int,
@@ -275,7 +260,7 @@ def sinusoidal_variants(ref, n_positions: int, d_model: int, base: float = 10000
     }
     if d_model % 2 == 0:
         out["pe_sin_cos_swapped"] = PE.reshape(n_positions, d_model // 2, 2)[..., ::-1].reshape(n_positions, d_model)
-    known = _distinct(PE, out)
+    known = search.distinct(PE, out)
     return {**known, **generate(sinusoidal_model, SINUSOIDAL_EDITS, (n_positions, d_model, base), known=known)}
 
 
@@ -308,7 +293,7 @@ def rope_variants(ref, x: np.ndarray, positions, base: float = 10000.0) -> dict[
             x, positions - (positions.min() if positions.size else 0), base
         ),
     }
-    known = _distinct(ref.positions.rope(x, positions, base), wrong)
+    known = search.distinct(ref.positions.rope(x, positions, base), wrong)
     return {**known, **generate(rope_model, ROPE_EDITS, (x, positions, base), known=known)}
 
 
@@ -319,7 +304,7 @@ def alibi_slopes_variants(ref, n_heads: int) -> dict[str, np.ndarray]:
         "alibi_slopes_fixed_ratio": 2.0 ** -np.arange(1, n_heads + 1),
         "alibi_slopes_from_zero": slopes * 2.0 ** (8.0 / n_heads),
     }
-    known = _distinct(slopes, wrong)
+    known = search.distinct(slopes, wrong)
     return {**known, **generate(alibi_slopes_model, ALIBI_SLOPE_EDITS, (n_heads,), known=known)}
 
 
@@ -332,5 +317,5 @@ def alibi_bias_variants(ref, n: int, slope: float) -> dict[str, np.ndarray]:
         "alibi_wrong_triangle": bias.T,
         "alibi_no_causal_mask": -slope * distance,
     }
-    known = _distinct(bias, wrong)
+    known = search.distinct(bias, wrong)
     return {**known, **generate(alibi_bias_model, ALIBI_BIAS_EDITS, (n, slope), known=known)}

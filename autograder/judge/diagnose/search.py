@@ -146,6 +146,21 @@ def every_variant() -> Iterator[None]:
         EVERY_VARIANT.reset(token)
 
 
+def distinct(right: Any, wrong: dict[str, Any]) -> dict[str, Any]:
+    """The wrong answers that differ from the right one and from every earlier wrong one (the first of equals is
+    kept)."""
+    if EVERY_VARIANT.get():  # on a twin every name keeps its answer (see every_variant)
+        return dict(wrong)
+    kept: dict = {}
+    for mistake, value in wrong.items():
+        if all(
+            np.shape(value) != np.shape(other) or not np.allclose(value, other, rtol=1e-9, atol=1e-12)
+            for other in (right, *kept.values())
+        ):
+            kept[mistake] = value
+    return kept
+
+
 def mistakes(edits: Sequence[Edit]) -> dict[str, Mistake]:
     """The mistakes of ``edits`` by id (one per id)."""
     return {e.mistake.id: e.mistake for e in edits}
