@@ -97,6 +97,18 @@ def roles(records: list[Record], students: int) -> dict[str, list[float]]:
     return found
 
 
+def by_label(records: list[Record]) -> dict[str, tuple[int, float]]:
+    """The sandbox children's CPU by what they served: each keeper (``ak:<label>``) and student process
+    (``as:<label>``) carries its sandbox's label (a step's id, ``oracle``, ``timing``); (processes, CPU seconds)."""
+    found: dict[str, list[float]] = collections.defaultdict(list)
+    for record in records:
+        if record.comm[:3] in ("ak:", "as:"):
+            found[f"{record.comm[3:]} ({'keeper' if record.comm[1] == 'k' else 'student process'})"].append(
+                record.cpu_s
+            )
+    return {label: (len(cpus), sum(cpus)) for label, cpus in found.items()}
+
+
 def make_class(root: Path, students: int) -> None:
     """``students`` copies of the reference, as hand-ins of the release."""
     for number in range(1, students + 1):
@@ -127,6 +139,9 @@ def main() -> None:
         if len(cpus) > 1:
             spread = f", median {statistics.median(cpus):.3f} s, largest {max(cpus):.2f} s"
         print(f"  {sum(cpus):7.2f} s  {sum(cpus) / n:5.2f} s per student  {role}: {len(cpus)} processes{spread}")
+    print("sandbox children by label (a step's id, the oracle, the timing run):")
+    for label, (count, cpu) in sorted(by_label(records).items(), key=lambda item: -item[1][1]):
+        print(f"  {cpu:7.2f} s  {cpu / n:5.3f} s per student  {label}: {count / n:.1f} a student")
 
 
 if __name__ == "__main__":

@@ -192,6 +192,7 @@ class GradingPlugin:
                 ignored=self.ignored,
                 torch=step.child_uses_torch or not self.numpy_children,
                 cpus=self.cpus(),
+                label=step.id,
             )
         return Lab(self._sandboxes[step.id], step, self._trusted(step))
 

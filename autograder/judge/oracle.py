@@ -127,7 +127,7 @@ class BoxedOracle:
             if folder is None:
                 folder = self._empty = Path(tempfile.mkdtemp(prefix="attnlab-oracle-"))
             limits = replace(self.limits, step_budget_s=max(self.limits.step_budget_s, STEP_BUDGET_S))
-            self._sandbox = Sandbox(folder, limits, Hangs(), self.level, torch=True, cpus=self.cpus)
+            self._sandbox = Sandbox(folder, limits, Hangs(), self.level, torch=True, cpus=self.cpus, label="oracle")
         return self._sandbox
 
     def _value(self, what: str, outcome: Any) -> Any:

@@ -159,13 +159,16 @@ class Sandbox:
         ignored: Mapping[str, str] | None = None,
         torch: bool | None = None,
         cpus: tuple[int, ...] | None = None,
+        label: str = "child",
     ) -> None:
         """``submission`` is the grader's copy of a hand-in (:mod:`autograder.handin.intake`); ``ignored`` maps what the
         intake left out of it (``"softmax.py"``) to what that was (``"link"``). ``torch``: whether the code graded
         here uses torch (False: a numpy-only fork server will do; None: any); when True the child imports torch
         before any student code (no native library loads afterwards). ``cpus``: the CPUs its children may run on
-        (None: any)."""
+        (None: any). ``label``: what its processes are called in ``ps`` and in profiles (``as:<label>`` the student
+        process, ``ak:<label>`` its keeper)."""
         self.submission = Path(submission).resolve()
+        self.label = label
         self.torch, self.cpus = torch, cpus
         self.limits = limits
         self.hangs = hangs if hangs is not None else Hangs()
@@ -273,7 +276,7 @@ class Sandbox:
 
     # -- child lifecycle --------------------------------------------------
     def _start(self) -> None:
-        limits = asdict(self.limits) | {"hung": self.hangs.replaced(), "torch": bool(self.torch)}
+        limits = asdict(self.limits) | {"hung": self.hangs.replaced(), "torch": bool(self.torch), "label": self.label}
         if self._staged is None:
             self._staged = launcher.stage(self.submission)
         self._child = launcher.start(

@@ -98,6 +98,8 @@ def start(spec: dict[str, Any], fds: tuple[int, ...], report_fd: int | None = No
     view of the keeper, for a last-resort kill).
     """
     _pin(spec.get("cpus"))
+    label = str(spec["limits"].get("label", "child"))
+    linux.set_name(f"ak:{label}")
     try:
         if spec.get("confine"):
             _enter_namespaces(spec["confine"])
@@ -120,6 +122,7 @@ def start(spec: dict[str, Any], fds: tuple[int, ...], report_fd: int | None = No
     fds, joins = _split(fds, spec)
     student = os.fork()
     if student == 0:
+        linux.set_name(f"as:{label}")
         _become_student(spec, fds, joins)
     for fd in (*fds[3:], *joins):
         os.close(fd)  # the grader's copy, the cgroups: the student process has its own descriptors of them

@@ -70,7 +70,8 @@ def serve(path: str, handler: str) -> None:
     from autograder.sandbox import client as sandbox
 
     module = importlib.import_module(handler)
-    sandbox.prestart()  # the sandbox's fork server, shared by every worker
+    sandbox.prestart(numpy=True)  # the sandbox's fork servers, shared by every worker: the numpy steps' children
+    # fork from the one without torch (a third of the CPU of a child forked from the torch one)
     preload()
     _first_torch_calls()
     gc.freeze()  # what every worker shares stays out of their collections (and their pages unwritten)

@@ -46,11 +46,11 @@ def collect(options: Options) -> dict[str, Any]:
     level = options.isolation if options.isolation is not None else choose()
     prestart(torch=True, level=level)  # the toy GPT's child needs torch; its fork server starts loading it now
     hangs = Hangs()
-    with Sandbox(options.submission, options.limits, hangs, level) as sandbox:
+    with Sandbox(options.submission, options.limits, hangs, level, label="workbench") as sandbox:
         caller = Caller(sandbox)
         stages = worked.stages(caller)
         calibrator = worked.calibrator(caller)
-        with Sandbox(options.submission, options.limits, hangs, level) as torch_sandbox:
+        with Sandbox(options.submission, options.limits, hangs, level, label="workbench-torch") as torch_sandbox:
             gpt = toy.views(Caller(torch_sandbox))
         tried = experiments.experiments(caller, gpt["decode"])
     views = {f"stage:{name}": stages[name] for name in worked.STAGES}

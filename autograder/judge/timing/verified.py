@@ -524,6 +524,22 @@ def _slopes_in_window(kernels: Kernels, windows: HarnessWindows | None) -> bool:
     )
 
 
+def _decode_in_window(decode: Decode, windows: HarnessWindows | None) -> bool:
+    """Whether the grader's decoding slopes, their gap and the speed-up at the last prefix are where the harness
+    windows the grader checks put a correct cache."""
+    if windows is None:
+        return True
+    without, cached = decode.slope_without, decode.slope_with
+    return (
+        all(
+            window is None or window[0] <= value <= window[1]
+            for value, window in ((without, windows.no_cache_slope), (cached, windows.cache_slope))
+        )
+        and (windows.slope_gap_min is None or without - cached >= windows.slope_gap_min)
+        and (windows.speedup_last_min is None or decode.speedup_last >= windows.speedup_last_min)
+    )
+
+
 def measure(
     sandbox: Sandbox, rng: np.random.Generator, device: str = "cpu", reference: ReferenceLogits | None = None
 ) -> Measurement:
@@ -563,6 +579,22 @@ def measure(
         decode = measure_decode(clock, rng, trip, device, reference)
     except _Stop as stop:
         decode = stop.broken
+    # The same for decoding: a burst that slows the short prefixes more than the long ones flattens the slope
+    # without the cache (a grade under load once gave 0.299 against a window from 0.3). Measured again with new
+    # weights and tokens, each prefix length keeps its fastest token; a wrong logit stays wrong.
+    for _attempt in range(KERNEL_ATTEMPTS - 1):
+        if not isinstance(decode, Decode) or decode.wrong or _decode_in_window(decode, windows):
+            break
+        try:
+            again = measure_decode(clock, rng, trip, device, reference)
+        except _Stop:
+            break
+        decode = replace(
+            decode,
+            without_cache=tuple(map(min, decode.without_cache, again.without_cache)),
+            with_cache=tuple(map(min, decode.with_cache, again.with_cache)),
+            wrong=decode.wrong + again.wrong,
+        )
     measurement = _with_timers(clock, device, sizes, kernels, decode)
     # The student's timers may read a wall clock in a process that shares the machine: a burst of other work can
     # make one honest run disagree. A finding counts only when it comes back: the timers run again up to

@@ -93,6 +93,7 @@ def gpu(lab: Lab) -> Iterator[tuple[dict[str, Any], Sandbox | None]]:
         ignored=step.ignored,
         torch=True,
         cpus=step.cpus,
+        label="timing-gpu",
     )
     try:
         value = sandbox.probe("timing_environment", "timing", found.environment.device)

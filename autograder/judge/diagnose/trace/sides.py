@@ -49,6 +49,7 @@ class _Student:
                 ignored=origin.ignored,
                 torch=origin.torch,
                 cpus=origin.cpus,
+                label=f"{origin.label}-trace",
             )
         return self.companion
 
