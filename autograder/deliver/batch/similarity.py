@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from autograder.base import safefs
-from autograder.deliver.batch import alike_answers, alike_times
+from autograder.deliver.batch import alike_answers, alike_times, answers_cache
 from autograder.handin import submission
 from autograder.judge import predictions
 
@@ -174,9 +174,15 @@ def reasons(flags: Iterable[Flag]) -> dict[str, tuple[str, ...]]:
 
 
 def reference_answers(reference: Path | None) -> alike_answers.Reference:
-    """Question id -> ``(Question, value)`` from the reference folder (the instructor's side), or {} without one."""
+    """Question id -> ``(Question, value)`` from the reference folder (the instructor's side), or {} without one;
+    computed once per course and kit (:mod:`autograder.deliver.batch.answers_cache`)."""
     if reference is None or not (Path(reference) / PREDICTIONS).is_file():
         return {}
+    return answers_cache.answers(Path(reference), lambda: _computed(Path(reference)))
+
+
+def _computed(reference: Path) -> alike_answers.Reference:
+    """The reference's answers, from its modules (torch among them)."""
     from autograder.base import tasks
     from autograder.base.reference import Reference
 

@@ -29,7 +29,7 @@ def enabled() -> bool:
     return os.environ.get(ENV_SWITCH, "1") != "0" and hasattr(os, "fork")
 
 
-def _kit_digest() -> str:
+def kit_digest() -> str:
     """The kit's source as this process sees it (paths, sizes, mtimes): a changed kit gets a new server."""
     digest = hashlib.sha256(f"{sys.executable}\0{PACKAGE}".encode())
     for path in sorted(PACKAGE.rglob("*.py")):
@@ -42,7 +42,7 @@ def socket_path(handler: str, scope: Path | None = None) -> Path:
     """The socket of the server for ``handler`` and ``scope`` (short: Unix socket paths are limited to about
     100 bytes)."""
     where = str(Path(scope).resolve()) if scope is not None else ""
-    key = hashlib.sha256(f"{handler}\0{where}\0{_kit_digest()}".encode()).hexdigest()[:16]
+    key = hashlib.sha256(f"{handler}\0{where}\0{kit_digest()}".encode()).hexdigest()[:16]
     return Path(tempfile.gettempdir()) / f"attnlab-{os.getuid()}-{key}" / SOCKET
 
 

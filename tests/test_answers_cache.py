@@ -1,0 +1,61 @@
+"""The reference's prediction answers of a batch's copy flags are computed once per course and kit: a second batch
+reads them back equal, and any change to the reference, or a cache that cannot be read, computes them again."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from autograder.deliver.batch import answers_cache, similarity
+from tests import kit
+
+
+@pytest.fixture
+def reference(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setattr(answers_cache, "folder", lambda: tmp_path / "cache")
+    folder = tmp_path / "reference"
+    shutil.copytree(kit.SOLUTIONS, folder, ignore=shutil.ignore_patterns("__pycache__", "reports"))
+    return folder
+
+
+def _refused() -> answers_cache.Answers:
+    raise AssertionError("computed again although the cache holds these answers")
+
+
+def test_a_second_batch_reads_the_answers_the_first_computed(reference: Path) -> None:
+    computed = similarity.reference_answers(reference)
+    assert computed, "the reference answers no question"
+    assert list((answers_cache.folder()).glob("*.json")), "nothing was kept"
+    assert (answers_cache.folder().stat().st_mode & 0o077) == 0
+    again = answers_cache.answers(reference, _refused)
+    assert again == computed  # the same questions, each value in its question's form (tuples stay tuples)
+
+
+def test_a_changed_reference_is_computed_again(reference: Path) -> None:
+    similarity.reference_answers(reference)
+    before = answers_cache.key(reference)
+    with (reference / "scaling.py").open("a", encoding="utf-8") as handle:
+        handle.write("\n# an edit\n")
+    assert answers_cache.key(reference) != before
+    calls = []
+    answers_cache.answers(reference, lambda: calls.append(1) or {})
+    assert calls == [1]
+
+
+@pytest.mark.parametrize("content", ["not json", '{"format": "attnlab-reference-answers/1", "answers": {"x": 1}}'])
+def test_a_cache_that_cannot_be_read_back_costs_only_the_time(reference: Path, content: str) -> None:
+    computed = similarity.reference_answers(reference)
+    for path in answers_cache.folder().glob("*.json"):
+        path.write_text(content, encoding="utf-8")
+    assert similarity.reference_answers(reference) == computed
+
+
+def test_the_switch_turns_the_cache_off(reference: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(answers_cache.ENV_SWITCH, "0")
+    calls = []
+    for _ in range(2):
+        answers_cache.answers(reference, lambda: calls.append(1) or {})
+    assert calls == [1, 1]
+    assert not answers_cache.folder().exists()
