@@ -562,19 +562,12 @@ def measure(
     # a slope out of its window: then the kernels are measured again (new inputs, every call checked) and each
     # size keeps its fastest call over the attempts. Honest kernels settle; a wrong result stays wrong.
     windows = harness_for(device).windows
-    for _attempt in range(KERNEL_ATTEMPTS - 1):
-        if not isinstance(kernels, Kernels) or kernels.wrong or _slopes_in_window(kernels, windows):
-            break
-        try:
-            again = measure_kernels(clock, rng, trip, device, sizes)
-        except _Stop:
-            break
-        kernels = Kernels(
-            kernels.ns,
-            {k: tuple(map(min, kernels.seconds[k], again.seconds[k])) for k in kernels.seconds},
-            kernels.wrong + again.wrong,
-            {k: min(v, again.extra[k]) for k, v in kernels.extra.items()},
-        )
+    kernels = _settled(
+        kernels,
+        lambda: measure_kernels(clock, rng, trip, device, sizes),
+        lambda found: not isinstance(found, Kernels) or bool(found.wrong) or _slopes_in_window(found, windows),
+        _fastest_kernels,
+    )
     try:
         decode = measure_decode(clock, rng, trip, device, reference)
     except _Stop as stop:
@@ -582,19 +575,12 @@ def measure(
     # The same for decoding: a burst that slows the short prefixes more than the long ones flattens the slope
     # without the cache (a grade under load once gave 0.299 against a window from 0.3). Measured again with new
     # weights and tokens, each prefix length keeps its fastest token; a wrong logit stays wrong.
-    for _attempt in range(KERNEL_ATTEMPTS - 1):
-        if not isinstance(decode, Decode) or decode.wrong or _decode_in_window(decode, windows):
-            break
-        try:
-            again = measure_decode(clock, rng, trip, device, reference)
-        except _Stop:
-            break
-        decode = replace(
-            decode,
-            without_cache=tuple(map(min, decode.without_cache, again.without_cache)),
-            with_cache=tuple(map(min, decode.with_cache, again.with_cache)),
-            wrong=decode.wrong + again.wrong,
-        )
+    decode = _settled(
+        decode,
+        lambda: measure_decode(clock, rng, trip, device, reference),
+        lambda found: not isinstance(found, Decode) or bool(found.wrong) or _decode_in_window(found, windows),
+        _fastest_decode,
+    )
     measurement = _with_timers(clock, device, sizes, kernels, decode)
     # The student's timers may read a wall clock in a process that shares the machine: a burst of other work can
     # make one honest run disagree. A finding counts only when it comes back: the timers run again up to
@@ -605,6 +591,42 @@ def measure(
             break
         measurement = _with_timers(clock, device, sizes, kernels, decode)
     return measurement
+
+
+def _settled(
+    first: Any, again: Callable[[], Any], settled: Callable[[Any], bool], merged: Callable[[Any, Any], Any]
+) -> Any:
+    """``first``, measured ``again`` while it is not ``settled``, up to :data:`KERNEL_ATTEMPTS` measurements in all,
+    each new one ``merged`` into what was found (a measurement that produced no value ends the attempts)."""
+    found = first
+    for _attempt in range(KERNEL_ATTEMPTS - 1):
+        if settled(found):
+            break
+        try:
+            found = merged(found, again())
+        except _Stop:
+            break
+    return found
+
+
+def _fastest_kernels(kernels: Kernels, again: Kernels) -> Kernels:
+    """Two measurements of the kernels as one: each size's fastest call, every wrong result of either."""
+    return Kernels(
+        kernels.ns,
+        {k: tuple(map(min, kernels.seconds[k], again.seconds[k])) for k in kernels.seconds},
+        kernels.wrong + again.wrong,
+        {k: min(v, again.extra[k]) for k, v in kernels.extra.items()},
+    )
+
+
+def _fastest_decode(decode: Decode, again: Decode) -> Decode:
+    """Two measurements of decoding as one: each prefix length's fastest token, every wrong logit of either."""
+    return replace(
+        decode,
+        without_cache=tuple(map(min, decode.without_cache, again.without_cache)),
+        with_cache=tuple(map(min, decode.with_cache, again.with_cache)),
+        wrong=decode.wrong + again.wrong,
+    )
 
 
 def _with_timers(
