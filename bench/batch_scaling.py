@@ -26,6 +26,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -124,15 +125,26 @@ def _hwm_bytes(pid: int) -> int:
     return 0
 
 
+def _command(pid: int) -> str:
+    """What process ``pid`` runs, in a few words (its command line's first 80 characters)."""
+    with contextlib.suppress(OSError):
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")[:80].strip()
+    return "?"
+
+
 @contextlib.contextmanager
-def largest_process(group: Group) -> Iterator[list[int]]:
-    """The peak resident memory of the largest single process of ``group`` while the block runs (sampled)."""
-    peak = [0]
+def largest_process(group: Group) -> Iterator[list[Any]]:
+    """The peak resident memory of the largest single process of ``group`` while the block runs (sampled), and
+    what that process runs: ``[bytes, command]``."""
+    peak: list[Any] = [0, ""]
     done = threading.Event()
 
     def sample() -> None:
         while not done.wait(SAMPLE_S):
-            peak[0] = max([peak[0], *(_hwm_bytes(pid) for pid in group.pids())])
+            for pid in group.pids():
+                size = _hwm_bytes(pid)
+                if size > peak[0]:
+                    peak[:] = [size, _command(pid)]
 
     thread = threading.Thread(target=sample, daemon=True)
     thread.start()
@@ -166,7 +178,8 @@ def run(name: str, submitted: Path, out: Path) -> dict[str, float | None]:
         client.stop(warm_job.HANDLER)
         if cluster is not None:
             cluster.communicate("", timeout=60)
-    figures = {"wall_s": seconds, "cpu_s": group.cpu_s(), "peak": group.peak_bytes(), "largest": largest[0] or None}
+    figures = {"wall_s": seconds, "cpu_s": group.cpu_s(), "peak": group.peak_bytes(), "largest": largest[0] or None,
+               "largest_command": largest[1]}  # fmt: skip
     group.remove()
     return figures
 
@@ -194,7 +207,7 @@ def main() -> None:
                 print(
                     f"  {name:5} {f['wall_s']:7.1f} s  {students / f['wall_s'] * 60:6.1f} students/min  "
                     f"CPU {cpu} per student  peak {_mib(f['peak'])} in all, {_mib(f['largest'])} the largest "
-                    f"process",
+                    f"process ({f['largest_command']})",
                     flush=True,
                 )
     for name, rows in seen.items():  # what one more student costs: the fixed start-up cost taken out

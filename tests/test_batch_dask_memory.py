@@ -1,6 +1,5 @@
 """A Dask batch forgets each student's future once its result is read, so the scheduler frees that result on its
-worker: a worker's memory stays flat however large the class (it grew from 285 MiB with 30 students to 658 MiB
-with 300 when the coordinator kept every future to the end).
+worker (a coordinator that kept every future to the end left each worker holding every result it computed).
 
 ``distributed`` is replaced by a stand-in here: the test follows the futures' lifetimes, not a cluster's."""
 

@@ -415,8 +415,8 @@ def execute(jobs: list[Job], options: BatchOptions, stop: client.Stop | None = N
     try:
         while pending and not stop.requested:
             done, pending = wait(pending, timeout=POLL_S, return_when=FIRST_COMPLETED)
-            for future in done:
-                result = _result(future, futures[future])
+            for future in done:  # forgotten once read: the batch keeps each result only as long as it needs
+                result = _result(future, futures.pop(future))
                 if result is not None:
                     yield result
     finally:
@@ -428,7 +428,7 @@ def execute(jobs: list[Job], options: BatchOptions, stop: client.Stop | None = N
                 time.sleep(POLL_S / 4)
             stop.kill()
         pool.shutdown(wait=True)
-    for future in futures:  # finished while the others stopped: kept
+    for future in futures:  # finished while the others stopped: kept (every future read above is gone)
         if future in pending and future.done() and not future.cancelled():
             result = _result(future, futures[future])
             if result is not None:
