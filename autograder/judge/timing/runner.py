@@ -287,9 +287,8 @@ def measure(folder: Path, *, device: str | None = None, quick: bool = False, pro
     ``device``: ``"cpu"`` or ``"cuda"`` (None: CUDA when the child sees one).
     ``quick``: the reduced sweep (fewer sizes and repeats, same fit ranges).
     """
-    with Sandbox(
-        Path(folder), limits_for(device or "cuda"), label="timing"
-    ) as sandbox:  # device None may turn out to be CUDA
+    # device None may turn out to be CUDA
+    with Sandbox(Path(folder), limits_for(device or "cuda"), label="timing") as sandbox:
         env = _environment(sandbox, device, 64)
         resolved = env["device"]
         sweep = sweep_for(resolved, quick)
