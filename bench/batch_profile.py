@@ -36,6 +36,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+import hand_ins  # noqa: E402  (bench/ is this script's own folder on the path)
+
 from autograder.base import tasks  # noqa: E402
 from autograder.deliver.warm import client  # noqa: E402
 from autograder.deliver.warm import job as warm_job  # noqa: E402
@@ -109,22 +111,21 @@ def by_label(records: list[Record]) -> dict[str, tuple[int, float]]:
     return {label: (len(cpus), sum(cpus)) for label, cpus in found.items()}
 
 
-def make_class(root: Path, students: int) -> None:
-    """``students`` copies of the reference, as hand-ins of the release."""
+def make_class(root: Path, students: int, kind: str) -> None:
+    """``students`` hand-ins of the release, each made ``kind`` (see ``hand_ins.fill``)."""
     for number in range(1, students + 1):
         folder = root / f"s{number:03d}" / LAB
         shutil.copytree(ROOT / "assignments" / LAB, folder, ignore=shutil.ignore_patterns("__pycache__", "*.ipynb"))
-        shutil.copytree(
-            ROOT / "solutions" / LAB, folder, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__")
-        )
+        hand_ins.fill(folder, kind, number)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--students", type=int, default=6)
+    parser.add_argument("--kind", choices=("reference", "partial", "buggy", "release"), default="reference")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="attnlab-profile-") as work:
-        make_class(Path(work) / "class", args.students)
+        make_class(Path(work) / "class", args.students, args.kind)
         client.stop(warm_job.HANDLER)
         command = [sys.executable, "-m", "autograder", "grade-batch", str(Path(work) / "class"), "--csv"]
         command += [str(Path(work) / "out" / "grades.csv"), "-j", "1", "--no-progress"]
@@ -133,7 +134,7 @@ def main() -> None:
         seconds = time.perf_counter() - started
     total = sum(r.cpu_s for r in records)
     n = args.students
-    print(f"{n} reference hand-ins, -j 1: {seconds:.1f} s wall, {total:.2f} s CPU in {len(records)} processes")
+    print(f"{n} {args.kind} hand-ins, -j 1: {seconds:.1f} s wall, {total:.2f} s CPU in {len(records)} processes")
     for role, cpus in sorted(roles(records, n).items(), key=lambda item: -sum(item[1])):
         spread = ""
         if len(cpus) > 1:

@@ -83,6 +83,28 @@ def test_each_failed_matrix_check_has_heatmaps_and_the_worked_example_is_shown()
         assert len(np.unique(pixels.reshape(-1, 3), axis=0)) > 50, "an image is a flat colour"
 
 
+def test_a_cause_is_drawn_once_and_its_other_checks_point_to_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Checks of one cause (the same recognised mistake) keep their own message; only the first has heatmaps, the
+    others say where they are (issue 35: a wrong function upstream fails a dozen checks alike). Another cause and a
+    check without a mistake id still get their own."""
+    drawn: list[str] = []
+    monkeypatch.setattr(render_figures, "_drawn_once", lambda key, draw: drawn.append(key) or b"png")
+    rng = np.random.default_rng(35)
+    common = dict(step="scaling", points=1, passed=False, hidden=False)
+
+    def check(name: str, mistake: str | None) -> CheckResult:
+        evidence = Evidence(f"{name}(Q, K, V)", rng.normal(size=(3, 3)), rng.normal(size=(3, 3)))
+        return CheckResult(name=name, title=f"Title {name}", message=f"wrong {name}", mistake=mistake,
+                           evidence=evidence, **common)  # fmt: skip
+
+    checks = (check("a", "missing_scale"), check("b", "missing_scale"), check("c", "kq_transposed"),
+              check("d", "missing_scale"), check("e", None))  # fmt: skip
+    html_text = render_html.step_failures(StepResult(tasks.step("scaling"), checks), "handout.html")
+    assert html_text.count('class="heatmaps"') == 3 and len(drawn) == 3  # a, c and e
+    assert all(f"wrong {c.name}" in html_text for c in checks)
+    assert html_text.count('class="same"') == 2 and html_text.count("“Title a”") == 2
+
+
 def test_heatmaps_mark_the_largest_difference_and_take_a_slice_of_a_cube() -> None:
     cube = graded().steps[0].checks[1].evidence
     expected, _got, lead, labels = render_figures._as_matrix(cube)

@@ -4,6 +4,7 @@ read from the module's text (:mod:`autograder.handin.pristine`), not only the fu
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from autograder.base import tasks
 from autograder.deliver.release import stubs
 from autograder.grading.model import CallFailure, CheckResult, GradeReport, StepResult
 from autograder.handin import pristine
+from autograder.judge.diagnose.trace import explain
 from autograder.report import failures
 from tests import kit
 
@@ -78,3 +80,57 @@ def test_the_stubs_report_names_the_functions_no_check_reached(stubs_report: Gra
     assert {"decode_step", "KVCache.append"} <= set(grouped["kv_cache"].not_implemented)
     assert {"block_params", "score_matrix_bytes", "crossover_length"} <= set(grouped["costs"].not_implemented)
     assert {"mlp", "gpt_step"} <= set(grouped["toy_gpt"].not_implemented)
+
+
+def _with_module(tmp_path: Path, module: str, text: str) -> Path:
+    """The reference with ``module`` replaced by ``text``."""
+    folder = tmp_path / "hand-in"
+    shutil.copytree(kit.SOLUTIONS, folder, ignore=shutil.ignore_patterns("__pycache__"))
+    (folder / f"{module}.py").write_text(text, encoding="utf-8")
+    return folder
+
+
+def test_a_stubs_own_error_is_not_diagnosed_and_a_students_own_error_is(tmp_path: Path, monkeypatch) -> None:
+    """A call that ends at the stub's own ``raise NotImplementedError`` has no cause but the unwritten function: the
+    grader looks for none (no traced runs, issue 35). The same error raised by code the student wrote is still
+    diagnosed, and the report names the stubbed function either way."""
+    looked: list[str] = []
+    real = explain.cause_of_error
+
+    def recorded(source, sides, raised_in):
+        looked.append(source.name)
+        return real(source, sides, raised_in)
+
+    monkeypatch.setattr(explain, "cause_of_error", recorded)
+    stub = (kit.STUBS / "mask.py").read_text(encoding="utf-8")  # imports scaling, written: the checks run
+    result = kit.grade(_with_module(tmp_path / "a", "mask", stub), steps=("mask",)).step("mask")
+    raised = [c for c in result.failed if c.call_failure is not None and c.call_failure.not_implemented]
+    assert raised and looked == [], looked
+    assert "causal_mask" in failures.of_step(result).not_implemented
+
+    reference = (kit.SOLUTIONS / "mask.py").read_text(encoding="utf-8")
+    body = reference.index('    """\n', reference.index("def causal_mask(")) + len('    """\n')
+    own = reference[:body] + '    raise NotImplementedError("rectangular masks come later")\n' + reference[body:]
+    assert pristine.ANY_ERROR.search(own.partition("rectangular")[0].rpartition("\n")[2]) is None
+    result = kit.grade(_with_module(tmp_path / "b", "mask", own), steps=("mask",)).step("mask")
+    assert [c for c in result.failed if c.call_failure is not None and c.call_failure.not_implemented]
+    assert "causal_mask" in looked
+
+
+@pytest.mark.parametrize(
+    ("file", "line", "at_stub"),
+    [("mask.py", "raise", True), ("mask.py", "message", False), ("mask.py", 0, False), ("mask.py", 10**6, False),
+     ("../mask.py", "raise", False), ("sub/mask.py", "raise", False), (None, "raise", False),
+     ("mask.txt", "raise", False)],
+)  # fmt: skip
+def test_a_stub_raise_is_read_from_the_line_the_child_named(tmp_path: Path, file, line, at_stub) -> None:
+    """What the child says (a file, a line) only picks a line of the grader's copy to read: a path out of the folder,
+    a line the file lacks or one that is not the raise's own is not a stub's error."""
+    text = (kit.STUBS / "mask.py").read_text(encoding="utf-8")
+    (tmp_path / "mask.py").write_text(text, encoding="utf-8")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "mask.py").write_text(text, encoding="utf-8")
+    (tmp_path / "mask.txt").write_text(text, encoding="utf-8")
+    raise_line = text.splitlines().index("    raise NotImplementedError(") + 1
+    number = {"raise": raise_line, "message": raise_line + 1}.get(line, line)
+    assert pristine.raised_at_stub(tmp_path / "sub" if file == "../mask.py" else tmp_path, file, number) is at_stub

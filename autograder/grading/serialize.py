@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import functools
 import json
 import sys
 import types
@@ -118,11 +119,18 @@ def decode(kind: Any, data: Any) -> Any:
     raise FormatError(f"cannot decode the type {kind}")
 
 
+@functools.cache
+def _fields(kind: type) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """A dataclass's resolved type hints and its ``__init__`` fields, worked out once per class (resolving the
+    hints took 56 ms of each report read, a batch's coordinator reads every student's report twice)."""
+    hints = typing.get_type_hints(kind, vars(sys.modules[kind.__module__]))
+    return hints, tuple(f.name for f in dataclasses.fields(kind) if f.init)
+
+
 def _dataclass(kind: type[T], data: Any) -> T:
     if not isinstance(data, dict):
         raise FormatError(f"expected an object for {kind.__name__}, got {type(data).__name__}")
-    hints = typing.get_type_hints(kind, vars(sys.modules[kind.__module__]))
-    fields = {f.name: f for f in dataclasses.fields(kind) if f.init}
+    hints, fields = _fields(kind)
     unknown = set(data) - set(fields)
     if unknown:
         raise FormatError(f"{kind.__name__} has no fields {sorted(unknown)}")

@@ -172,6 +172,27 @@ def in_text(text: str, step: str) -> tuple[str, ...]:
     return tuple(found)
 
 
+# A stub's error of any step, as ``attnlab stubs`` writes it.
+ANY_ERROR = re.compile(
+    re.escape(STUB_ERROR.split("{step}")[0]) + r"\w+" + re.escape(STUB_ERROR.split("{step}")[1].split("{task}")[0])
+    + r"\w+" + re.escape(STUB_ERROR.split("{task}")[1].rstrip())
+)  # fmt: skip
+
+
+def raised_at_stub(folder: Path, file: str | None, line: int | None) -> bool:
+    """Whether line ``line`` of ``folder/file`` (a module the student handed in, e.g. ``mask.py``) starts a stub's
+    own ``raise NotImplementedError(...)`` as ``attnlab stubs`` writes it (the raise on that line, the stub's error
+    on it or the next): an error raised there is the unwritten function and nothing else, so the checks look for
+    no cause. Read from the text, like :func:`in_text`; a file that is not a plain module of the folder, or a line
+    it does not have, is not a stub."""
+    if not file or "/" in file or not file.endswith(".py") or not isinstance(line, int) or line < 1:
+        return False
+    lines = read_text(Path(folder) / file).splitlines()
+    if line > len(lines) or not lines[line - 1].lstrip().startswith("raise NotImplementedError("):
+        return False
+    return any(ANY_ERROR.search(text) for text in lines[line - 1 : line + 1])
+
+
 def in_folder(folder: Path, modules: dict[str, str]) -> dict[str, tuple[str, ...]]:
     """For each step (``modules``: step id -> module name) the functions of ``folder/<module>.py`` still stubbed."""
     found = {step: in_text(read_text(Path(folder) / f"{module}.py"), step) for step, module in modules.items()}

@@ -22,6 +22,7 @@ from typing import Any, NoReturn
 import numpy as np
 
 from autograder.base.tasks import Step
+from autograder.handin import pristine
 from autograder.i18n import N_, _, counted
 from autograder.judge import cases, messages
 from autograder.judge.diagnose import catalog, relations
@@ -152,11 +153,17 @@ class Got:
     ) -> NoReturn:
         """Fail because the call ``called`` (``module.name``, shown as ``function``) ended in ``outcome``.
 
-        An error raised in one lab file whose cause is another lab function's wrong answer says so.
+        An error raised in one lab file whose cause is another lab function's wrong answer says so. A stub's own
+        ``NotImplementedError`` (:meth:`_LazySides.at_stub`) has no other cause: none is looked for.
         """
         got = messages.no_result(outcome, function, self.step, called)
         cause = None
-        if isinstance(outcome, outcomes.Raised) and self.source is not None and self.sides is not None:
+        if (
+            isinstance(outcome, outcomes.Raised)
+            and self.source is not None
+            and self.sides is not None
+            and not (isinstance(self.sides, _LazySides) and self.sides.at_stub(outcome))
+        ):
             try:
                 cause = explain.cause_of_error(self.source, self.sides, outcome.file)
             except Exception:  # a diagnosis that breaks must never cost the check its message
@@ -270,6 +277,14 @@ class _LazySides:
 
     def __init__(self, lab: Lab) -> None:
         self._lab = lab
+
+    def at_stub(self, raised: outcomes.Raised) -> bool:
+        """Whether ``raised`` is a ``NotImplementedError`` from a stub's own raise, as the grader reads the line the
+        child named in its copy of the hand-in (:func:`autograder.handin.pristine.raised_at_stub`). Only which
+        words a failed check carries depends on it (the call failed either way), never a point."""
+        return raised.raised_as("NotImplementedError") and pristine.raised_at_stub(
+            self._lab.sandbox.submission, raised.file, raised.line
+        )
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._lab.sides, name)

@@ -26,6 +26,7 @@ class Failure:
     check: CheckResult
     count: int  # checks with this cause (1 when it is the only one)
     points: float  # the points they cost together
+    checks: tuple[CheckResult, ...] = ()  # every check of the group, the first one first
 
 
 @dataclass(frozen=True)
@@ -77,7 +78,9 @@ def of_step(result: StepResult) -> StepFailures:
     # while any of the step's own functions (the contract's, and their methods) is still to write, only those are
     # named: a helper (a private one, a timer, another step's function its checks reach) once they are written
     contract = [name for name in functions if name.partition(".")[0] in result.step.functions]
-    entries = tuple(Failure(group[0], len(group), sum(c.points for c in group)) for group in groups.values())
+    entries = tuple(
+        Failure(group[0], len(group), sum(c.points for c in group), tuple(group)) for group in groups.values()
+    )
     return StepFailures(result, tuple(contract or functions), entries, tuple(waiting), result.for_review)
 
 

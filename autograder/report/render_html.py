@@ -2,7 +2,9 @@
 
 The page holds the per-step table, then every failed check of every step with
 its message, and for each failed check whose value is a matrix the heatmaps of
-:mod:`autograder.report.render_figures` (expected, yours, difference). When an
+:mod:`autograder.report.render_figures` (expected, yours, difference), once per
+cause (:mod:`autograder.report.failures`): the later checks of the same cause
+point to the first one's. When an
 attention step was graded it also shows the student's attention weights on the
 worked example beside the chapter's. Text from student code is HTML-escaped
 here (it was control-character escaped where it entered the grader). Each
@@ -13,6 +15,7 @@ into its messages) is a link to that section of the handout's HTML page.
 from __future__ import annotations
 
 import html
+from typing import TypeGuard
 
 import numpy as np
 
@@ -36,6 +39,7 @@ NO_WEIGHTS = N_("No weights came back from your code on the worked example yet, 
 NO_REPORT = N_("0 points: this submission could not be graded.")
 CHECKS_COST = N_("Checks it costs: {titles}")
 PICTURE = N_("Heatmaps of expected, yours and their difference for {call}")
+SAME_PICTURE = N_("The same cause as “{title}” above: its heatmaps show it.")
 
 STYLE = """
 body { font-family: "DejaVu Sans", Arial, sans-serif; line-height: 1.45; color: #1d1d1d; max-width: 62rem;
@@ -94,25 +98,37 @@ def table(report: GradeReport) -> str:
     )  # fmt: skip
 
 
+def _drawable(evidence: Evidence | None) -> TypeGuard[Evidence]:
+    """Whether a check's evidence is drawn: a failed check's array of at least one axis."""
+    return evidence is not None and not evidence.passed and evidence.expected.ndim > 0
+
+
 def pictures(evidence: Evidence | None) -> str:
     """The heatmaps of one check's evidence as an inline image, or nothing when there is none."""
-    if evidence is None or evidence.passed or evidence.expected.ndim == 0:
+    if not _drawable(evidence):
         return ""
     alt = _(PICTURE).format(call=evidence.call)
     return f'<img class="heatmaps" alt="{_e(alt)}" src="{render_figures.data_uri(render_figures.heatmaps(evidence))}">'
 
 
-def _check(check: CheckResult, step: tasks.Step, page: str) -> str:
+def _check(check: CheckResult, step: tasks.Step, page: str, shown: CheckResult | None = None) -> str:
+    """One failed check: its title, its message and its heatmaps; or, when ``shown`` (a check of the same cause
+    above it) already has them, a line that points there."""
     head = f"{_e(check.title)} [{_e(render_terminal.worth(check.points))}]"
+    if shown is not None and shown is not check and _drawable(check.evidence):
+        drawn = f'<p class="same">{_e(_(SAME_PICTURE).format(title=shown.title))}</p>'
+    else:
+        drawn = pictures(check.evidence)
     return (
         f'<div class="check"><p><b>{head}</b></p><p class="message">{_linked(_e(check.message), step, page)}</p>'
-        f"{pictures(check.evidence)}</div>"
+        f"{drawn}</div>"
     )
 
 
 def step_failures(result: StepResult, page: str | None = None) -> str:
-    """One step's failures: the functions not written yet, then every other failed check with its pictures
-    (``page``: the handout's HTML page the references link to; default: the lab folder's, in the active language)."""
+    """One step's failures: the functions not written yet, then every other failed check with its pictures, drawn
+    once per cause (``page``: the handout's HTML page the references link to; default: the lab folder's, in the
+    active language)."""
     page = page or handout_page(language())
     group = failures.of_step(result)
     todo = [c for c in result.failed if failures.is_to_start(c)]
@@ -125,7 +141,13 @@ def step_failures(result: StepResult, page: str | None = None) -> str:
             + "".join(f"<p><b>{_linked(_e(head), result.step, page)}</b></p>" for head in heads)
             + f"<p>{_e(_(CHECKS_COST).format(titles='; '.join(c.title for c in todo)))}</p></div>"
         )
-    parts += [_check(c, result.step, page) for c in result.failed if not failures.is_to_start(c)]
+    # a cause's heatmaps once, on its first check (a wrong softmax upstream fails a dozen checks alike: one picture
+    # shows it, and each picture costs the batch a fifth of a second to draw)
+    shown: dict[int, CheckResult] = {}
+    for entry in group.failures:
+        drawn = next((c for c in entry.checks if _drawable(c.evidence)), None)
+        shown.update({id(c): drawn for c in entry.checks if drawn is not None})
+    parts += [_check(c, result.step, page, shown.get(id(c))) for c in result.failed if not failures.is_to_start(c)]
     return "\n".join(parts)
 
 
