@@ -91,10 +91,9 @@ def execute(jobs: list[Job], address: str, stop: warm.Stop | None = None) -> Ite
     are cancelled and the gradings running on the workers interrupted, and this ends. When it ends, the warm
     grading server of every worker is stopped. A cluster that cannot be reached, or is lost, gives every job not
     finished a row saying so (the grader's failure), never an exception."""
-    from distributed import Client, wait
+    from distributed import Client, as_completed
 
     stop = stop or warm.Stop()
-    pending: set[Any] = set()
     futures: dict[Any, Job] = {}
     try:
         client = Client(scheduler_file=address) if address.endswith(".json") else Client(address)
@@ -110,21 +109,24 @@ def execute(jobs: list[Job], address: str, stop: warm.Stop | None = None) -> Ite
                 ): each
                 for each in jobs
             }  # fmt: skip
-            pending = set(futures)
-            while pending and not stop.requested:
-                try:
-                    done, pending = wait(pending, timeout=POLL_S, return_when="FIRST_COMPLETED")
-                except TimeoutError:
+            # One watcher for the whole batch: polling `distributed.wait` on the pending futures left one coroutine
+            # per pending future behind each time it timed out, until that future finished (about 330 MB more in
+            # the coordinator at 300 students).
+            finished = as_completed(list(futures))
+            while futures and not stop.requested:
+                batch = finished.next_batch(block=False)
+                if not batch:
+                    stop.wait(POLL_S)
                     continue
                 # Each future is forgotten once read, so the scheduler frees its result on the worker (else a worker
                 # holds every result it computed until the batch ends).
-                for future in done:
+                for future in batch:
                     yield _result(future, futures.pop(future))
         except Exception as error:  # the scheduler lost mid-batch: the jobs not finished are said, not raised
-            yield from (_lost(futures[future], error) for future in pending)
-            pending = set()
+            yield from (_lost(each, error) for each in futures.values())
+            futures = {}
         finally:
-            _end(client, pending, stop.requested)
+            _end(client, set(futures), stop.requested)
 
 
 def _end(client: Any, pending: set[Any], interrupted: bool) -> None:  # a distributed.Client and its futures

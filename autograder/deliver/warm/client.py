@@ -87,6 +87,10 @@ class Stop:
     def requested(self) -> bool:
         return self._requested.is_set()
 
+    def wait(self, seconds: float) -> bool:
+        """Wait up to ``seconds`` for the switch to be used; whether it is."""
+        return self._requested.wait(seconds)
+
     def request(self) -> None:
         """Start no grading from now on (safe in a signal handler: it takes no lock); :meth:`now` interrupts those
         running."""
@@ -169,9 +173,9 @@ def stop(handler: str, scope: Path | None = None) -> bool:
     if connection is None:
         return False
     with connection:
-        connection.sendall(json.dumps({"stop": True}).encode() + b"\n")
-        connection.settimeout(10)
-        try:
+        try:  # a server that was ending anyway (idle, stopped by another caller) may close before it reads this
+            connection.sendall(json.dumps({"stop": True}).encode() + b"\n")
+            connection.settimeout(10)
             connection.recv(1)  # returns when the server has closed the connection
         except OSError:
             pass
