@@ -121,7 +121,7 @@ def test_a_stubs_own_error_is_not_diagnosed_and_a_students_own_error_is(tmp_path
     ("file", "line", "at_stub"),
     [("mask.py", "raise", True), ("mask.py", "message", False), ("mask.py", 0, False), ("mask.py", 10**6, False),
      ("../mask.py", "raise", False), ("sub/mask.py", "raise", False), (None, "raise", False),
-     ("mask.txt", "raise", False)],
+     ("mask.txt", "raise", False), ("mask\0.py", "raise", False), ("mask.py", None, False)],
 )  # fmt: skip
 def test_a_stub_raise_is_read_from_the_line_the_child_named(tmp_path: Path, file, line, at_stub) -> None:
     """What the child says (a file, a line) only picks a line of the grader's copy to read: a path out of the folder,

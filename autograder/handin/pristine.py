@@ -185,7 +185,7 @@ def raised_at_stub(folder: Path, file: str | None, line: int | None) -> bool:
     on it or the next): an error raised there is the unwritten function and nothing else, so the checks look for
     no cause. Read from the text, like :func:`in_text`; a file that is not a plain module of the folder, or a line
     it does not have, is not a stub."""
-    if not file or "/" in file or not file.endswith(".py") or not isinstance(line, int) or line < 1:
+    if not file or "/" in file or "\0" in file or not file.endswith(".py") or not isinstance(line, int) or line < 1:
         return False
     lines = read_text(Path(folder) / file).splitlines()
     if line > len(lines) or not lines[line - 1].lstrip().startswith("raise NotImplementedError("):
