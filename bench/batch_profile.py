@@ -122,7 +122,7 @@ def make_class(root: Path, students: int, kind: str) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--students", type=int, default=6)
-    parser.add_argument("--kind", choices=("reference", "partial", "buggy", "release"), default="reference")
+    parser.add_argument("--kind", choices=hand_ins.KINDS, default="reference")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="attnlab-profile-") as work:
         make_class(Path(work) / "class", args.students, args.kind)

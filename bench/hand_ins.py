@@ -17,10 +17,13 @@ BUGS = (  # (module, text in the reference, its replacement): known mistakes the
 )
 
 
+KINDS = ("release", "reference", "partial", "buggy")  # what fill makes (any other kind: left as the release)
+
+
 def fill(folder: Path, kind: str, number: int) -> None:
     """Make ``folder`` (a copy of the release) hand-in ``number`` of ``kind``: "release" (left as it is),
     "reference", "partial" (the first steps done, the rest still stubs) or "buggy" (one known mistake)."""
-    if kind not in ("reference", "partial", "buggy"):
+    if kind not in KINDS[1:]:
         return
     shutil.copytree(SOLUTIONS, folder, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__"))
     if kind == "partial":

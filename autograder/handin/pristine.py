@@ -130,10 +130,12 @@ STUB_ERROR = "Lab 7 step '{step}', task {task}: not implemented yet "
 DEFINITION = re.compile(r"^(?P<indent>[ \t]*)(?:async[ \t]+)?(?:def|class)[ \t]+(?P<name>\w+)")
 
 
-def _error_line(step: str) -> re.Pattern:
-    """The stub error of ``step`` with its task captured."""
+def _error_line(step: str | None) -> re.Pattern:
+    """The stub error of ``step`` (None: of any step) with its task captured."""
     before, after = STUB_ERROR.split("{task}")
-    return re.compile(re.escape(before.format(step=step)) + r"(?P<task>\w+)" + re.escape(after.rstrip()))
+    head, tail = before.split("{step}")
+    which = r"\w+" if step is None else re.escape(step)
+    return re.compile(re.escape(head) + which + re.escape(tail) + r"(?P<task>\w+)" + re.escape(after.rstrip()))
 
 
 def read_text(path: Path) -> str:
@@ -172,11 +174,7 @@ def in_text(text: str, step: str) -> tuple[str, ...]:
     return tuple(found)
 
 
-# A stub's error of any step, as ``attnlab stubs`` writes it.
-ANY_ERROR = re.compile(
-    re.escape(STUB_ERROR.split("{step}")[0]) + r"\w+" + re.escape(STUB_ERROR.split("{step}")[1].split("{task}")[0])
-    + r"\w+" + re.escape(STUB_ERROR.split("{task}")[1].rstrip())
-)  # fmt: skip
+ANY_ERROR = _error_line(None)  # a stub's error of any step, as ``attnlab stubs`` writes it
 
 
 def raised_at_stub(folder: Path, file: str | None, line: int | None) -> bool:

@@ -143,10 +143,11 @@ def step_failures(result: StepResult, page: str | None = None) -> str:
         )
     # a cause's heatmaps once, on its first check (a wrong softmax upstream fails a dozen checks alike: one picture
     # shows it, and each picture costs the batch a fifth of a second to draw)
-    shown: dict[int, CheckResult] = {}
+    shown: dict[int, CheckResult] = {}  # id of a check -> the check of its cause whose heatmaps are drawn
     for entry in group.failures:
-        drawn = next((c for c in entry.checks if _drawable(c.evidence)), None)
-        shown.update({id(c): drawn for c in entry.checks if drawn is not None})
+        first = next((c for c in entry.checks if _drawable(c.evidence)), None)
+        if first is not None:
+            shown.update({id(c): first for c in entry.checks})
     parts += [_check(c, result.step, page, shown.get(id(c))) for c in result.failed if not failures.is_to_start(c)]
     return "\n".join(parts)
 
