@@ -1,12 +1,18 @@
 """The warm grading server's start fails fast: a socket path no Unix socket can hold, or a server that ends as
 it starts, sends the caller to a fresh grader at once instead of after the start timeout (a long ``TMPDIR``
-under pytest-xdist once cost a batch seven minutes of waiting)."""
+under pytest-xdist once cost a batch seven minutes of waiting). A server that ends removes its folder, unless a
+client is starting the next one there; a client that waited for the start lock of a removed folder makes it
+again (199 such folders had gathered in one machine's ``/tmp``)."""
 
 from __future__ import annotations
 
+import fcntl
+import socket
 import tempfile
+import threading
 import time
 from pathlib import Path
+from typing import IO
 
 import pytest
 
@@ -48,3 +54,69 @@ def test_a_server_that_ends_as_it_starts_is_not_waited_for(tempdir: Path) -> Non
     with pytest.raises(address.WarmUnavailable, match="ended as it started"):
         client._start(path, handler)
     assert time.monotonic() - started < client.START_TIMEOUT_S / 2
+
+
+JOB = "autograder.deliver.warm.job"
+
+
+def _locked(path: Path) -> IO[str]:
+    """The start lock beside ``path``, open and held."""
+    lock = open(path.with_name(address.START_LOCK), "a")  # the caller closes it
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    return lock
+
+
+def test_an_ending_server_removes_its_folder(tempdir: Path) -> None:
+    path = address.socket_path(JOB)
+    address.private_folder(path)
+    client._start_and_connect(path, JOB).close()
+    assert path.exists()
+    assert client.stop(JOB)
+    deadline = time.monotonic() + 60
+    while path.parent.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not path.parent.exists(), f"left behind: {sorted(p.name for p in path.parent.iterdir())}"
+
+
+def test_the_folder_stays_while_a_client_holds_its_start_lock_or_a_server_listens(tempdir: Path) -> None:
+    path = address.socket_path(JOB)
+    address.private_folder(path)
+    with _locked(path):
+        assert not address.remove_if_unused(path)
+        assert path.parent.is_dir()
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    with listener:
+        listener.bind(str(path))  # a newer server
+        assert not address.remove_if_unused(path)
+        assert path.exists()
+    path.unlink()
+    assert address.remove_if_unused(path)
+    assert not path.parent.exists()
+    assert not address.remove_if_unused(path), "nothing left to remove"
+
+
+def test_a_client_that_waited_for_the_lock_of_a_removed_folder_makes_it_again(
+    tempdir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = address.socket_path(JOB)
+    address.private_folder(path)
+    seen: list[bool] = []
+    started = object()
+
+    def start(where: Path, handler: str) -> object:  # what the client found when it went to start a server
+        seen.append(where.parent.is_dir() and where.with_name(address.START_LOCK).is_file())
+        return started
+
+    monkeypatch.setattr(client, "_start", start)
+    held = _locked(path)  # an ending server's, between its check and the folder's removal
+    result: list[object] = []
+    waiting = threading.Thread(target=lambda: result.append(client._start_and_connect(path, JOB)))
+    waiting.start()
+    time.sleep(0.3)  # the client opened the old lock and waits for it
+    assert not seen
+    path.with_name(address.START_LOCK).unlink()
+    path.parent.rmdir()
+    held.close()
+    waiting.join(10)
+    assert result == [started]
+    assert seen == [True], "the server was started in a folder that was gone"

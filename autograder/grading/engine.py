@@ -556,6 +556,12 @@ def _run_in_lanes(
     return tuple(sorted((*main, *timed), key=lambda result: order[result.step.id]))
 
 
+def trusted_roots(options: GradeOptions) -> tuple[Path | None, ...]:
+    """The folders whose Python the graders import from source, never from a bytecode cache
+    (:mod:`autograder.base.sourceonly`): the public graders, the hidden graders, the reference (None: not used)."""
+    return (PUBLIC_GRADERS, options.hidden, options.reference)
+
+
 def _run_graders(
     options: GradeOptions,
     level: Level,
@@ -591,7 +597,7 @@ def _run_graders(
         "--strict-markers",
     ]  # fmt: skip
     sink = io.StringIO()
-    trusted = (PUBLIC_GRADERS, options.hidden, options.reference)  # imported from source, never from a cache
+    trusted = trusted_roots(options)
     try:
         with redirect_stdout(sink), redirect_stderr(sink), messages.plain_numbers(), source_only(trusted):
             with _own_pytest():

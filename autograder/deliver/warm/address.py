@@ -14,9 +14,11 @@ import stat
 import sys
 import tempfile
 from pathlib import Path
+from typing import IO
 
 ENV_SWITCH = "ATTNLAB_WARM_GRADER"  # "0": every student gets a fresh grader process
 SOCKET = "grader.sock"
+START_LOCK = "start.lock"  # beside the socket: one server start at a time (the client holds it while it starts one)
 LONGEST_SOCKET_PATH = 107  # bytes: a Unix socket's path (sun_path) holds 108 on Linux, its closing NUL included
 PACKAGE = Path(__file__).resolve().parents[2]
 
@@ -68,3 +70,45 @@ def private_folder(path: Path) -> Path:
     if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
         raise WarmUnavailable(f"{folder} is not a private folder of this user")
     return folder
+
+
+def holds_current_lock(lock: IO[str], path: Path) -> bool:
+    """Whether the open ``lock`` file is still the start lock linked beside ``path`` (an ending server may have
+    removed the folder while the caller waited for the lock)."""
+    try:
+        return os.stat(path.with_name(START_LOCK)).st_ino == os.fstat(lock.fileno()).st_ino
+    except OSError:
+        return False
+
+
+def remove_if_unused(path: Path) -> bool:
+    """Remove the socket ``path``'s folder and its start lock, unless a server listens there or a client is starting
+    one (it holds the lock); whether it was removed. Called by a server as it exits, after it unlinked its socket.
+
+    The lock is taken without waiting: a client that waits for it finds it unlinked afterwards
+    (:func:`holds_current_lock`) and makes the folder again."""
+    import fcntl  # POSIX, as the warm server is
+
+    folder = path.parent
+    try:
+        lock = open(path.with_name(START_LOCK))  # closed below, after the folder is gone
+    except FileNotFoundError:
+        lock = None
+    except OSError:
+        return False
+    try:
+        if lock is not None:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                return False  # a client is starting a server here
+            if path.exists() or not holds_current_lock(lock, path):
+                return False  # a newer server listens, or another ending server removed it already
+            path.with_name(START_LOCK).unlink()
+        folder.rmdir()
+    except OSError:
+        return False
+    finally:
+        if lock is not None:
+            lock.close()
+    return True

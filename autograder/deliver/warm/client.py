@@ -27,12 +27,20 @@ from typing import Any
 
 from autograder.base import isolated
 from autograder.base.text import clean
-from autograder.deliver.warm.address import WarmUnavailable, enabled, private_folder, short_enough, socket_path
+from autograder.deliver.warm.address import (
+    START_LOCK,
+    WarmUnavailable,
+    enabled,
+    holds_current_lock,
+    private_folder,
+    short_enough,
+    socket_path,
+)
 from autograder.grading import serialize
 from autograder.grading.model import GradeReport
 
 START_TIMEOUT_S = 60.0
-START_LOCK = "start.lock"  # beside the socket: one server start at a time
+START_ATTEMPTS = 5  # takes of the start lock, each after an ending server removed the folder under the last
 MAX_REPLY = 256 << 20
 SERVER = "autograder.deliver.warm.server"
 
@@ -249,10 +257,19 @@ def _start_and_connect(path: Path, handler: str) -> socket.socket:
     started instead of replacing its socket and leaving it running unreachable."""
     import fcntl  # POSIX, as the warm server is (enabled() needs os.fork)
 
-    with open(path.with_name(START_LOCK), "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        connection = _connect(path)  # started by another caller while this one waited
-        return connection if connection is not None else _start(path, handler)
+    for _attempt in range(START_ATTEMPTS):
+        private_folder(path)  # again: a server that ended meanwhile removes its folder (address.remove_if_unused)
+        try:
+            lock = open(path.with_name(START_LOCK), "a")  # closed by the with below
+        except FileNotFoundError:
+            continue  # the folder went between its making and this
+        with lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not holds_current_lock(lock, path):
+                continue  # an ending server removed the folder while this caller waited
+            connection = _connect(path)  # started by another caller while this one waited
+            return connection if connection is not None else _start(path, handler)
+    raise WarmUnavailable("the warm grader's folder kept being removed while a server was started")
 
 
 def _start(path: Path, handler: str) -> socket.socket:

@@ -36,6 +36,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from autograder.deliver.warm import address
+
 ENV_WORKERS = "ATTNLAB_WARM_WORKERS"  # the most workers at once (default: the machine's cores, at least 2)
 IDLE_S = 120.0
 POLL_S = 0.2
@@ -63,9 +65,10 @@ def serve(path: str, handler: str) -> None:
 
     torch.set_num_threads(1)
 
+    from autograder.base import sourceonly
     from autograder.grading import (
-        engine,  # noqa: F401  the imports every worker shares
-        serialize,  # noqa: F401
+        engine,
+        serialize,  # noqa: F401  the imports every worker shares
     )
     from autograder.sandbox import client as sandbox
 
@@ -74,6 +77,7 @@ def serve(path: str, handler: str) -> None:
     # fork from the one without torch (a third of the CPU of a child forked from the torch one)
     preload()
     _first_torch_calls()
+    sourceonly.compile_ahead([engine.PUBLIC_GRADERS])  # the checks every worker collects, compiled once
     gc.freeze()  # what every worker shares stays out of their collections (and their pages unwritten)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(path)
@@ -101,6 +105,7 @@ def serve(path: str, handler: str) -> None:
                 continue
             if request.get("stop"):
                 break
+            _compile_trusted(module, request)
             pid = _fork_worker(listener, connection, module, request)
             try:
                 connection.sendall(json.dumps({"pid": pid}).encode() + b"\n")
@@ -112,10 +117,7 @@ def serve(path: str, handler: str) -> None:
     _unlink_if_ours(Path(path), ours)  # from now on a client starts a new server
     while running:  # the workers still grading (another batch's, say) keep the sandbox's fork server they use
         _reap(running, block=True)
-    try:
-        Path(path).parent.rmdir()
-    except OSError:
-        pass  # a new server already listens there
+    address.remove_if_unused(Path(path))  # unless a new server listens there, or a client is starting one
 
 
 def _unlink_if_ours(path: Path, inode: int) -> None:
@@ -141,6 +143,21 @@ def preload() -> None:
     from autograder.judge import cases
 
     cases.read_all()  # the public checks' snapshots: the same for every student
+
+
+def _compile_trusted(module: ModuleType, request: dict) -> None:
+    """Compile the request's hidden graders and reference here, before the worker is forked, so that this
+    server's later workers find them compiled (:func:`autograder.base.sourceonly.compile_ahead`; a file changed
+    since is compiled again by the worker that imports it). A request the handler cannot read is left for its
+    worker to report."""
+    from autograder.base import sourceonly
+    from autograder.grading import engine
+
+    try:
+        options = module.options(request)
+    except Exception:  # the worker calls it again and reports what went wrong
+        return
+    sourceonly.compile_ahead(engine.trusted_roots(options)[1:])  # the public graders: once, in serve
 
 
 def _first_torch_calls() -> None:

@@ -44,6 +44,7 @@ from autograder.judge.timing.analysis import fit_slope
 from autograder.judge.timing.calibration import HarnessWindows, harness_for
 from autograder.sandbox import outcome as outcomes
 from autograder.sandbox.client import Limits, Sandbox
+from autograder.sandbox.probes.timing import timing_inputs
 from autograder.sandbox.protocol import AsTorch
 
 MODULE = "timing"
@@ -272,8 +273,7 @@ def reference_rows(Q: np.ndarray, K: np.ndarray, V: np.ndarray, rows: np.ndarray
 
 def _inputs(n: int, d: int, seed: int) -> tuple[np.ndarray, ...]:
     """The grader's ``Q``, ``K``, ``V`` (n, d) for ``seed``: what the probe ``timing_call`` makes in the child."""
-    rng = np.random.default_rng(seed)
-    return tuple(rng.standard_normal((1, 1, n, d), dtype=np.float32)[0, 0] for _ in range(3))
+    return tuple(x[0, 0] for x in timing_inputs(seed, n, d))
 
 
 def _worst(got: Any, expected: np.ndarray, atol: float = ATOL, rtol: float = RTOL) -> float | None:
