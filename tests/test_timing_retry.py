@@ -1,5 +1,7 @@
 """A burst of load cannot cost an honest decoder its point: the grader measures decoding again before a slope
-outside its window counts, as it does for the kernels, and keeps each prefix's fastest token.
+outside its window counts, as it does for the kernels, and keeps each prefix's fastest token. Nor an honest timer
+its points: before a timer's finding counts, the grader measures again what it held the timer to (a burst during
+its own measurement once made the reference's ``time_attention`` look four times too fast).
 
 The measurements are stand-ins here (``measure_decode`` and the rest replaced), so the retry's rule is tested
 without timing anything on this shared machine.
@@ -80,3 +82,81 @@ def test_no_second_measurement_when_the_first_settles_it(measured: Any, first: v
     measured.decodes = [first, HONEST]
     assert measured.measure().decode == first
     assert measured.calls == 1
+
+
+# -- the student's timers: the grader's own measurement they are held to is measured again before a finding counts
+NS = (256, 512, 1024)
+
+
+def _naive_seconds(n: int, d: int) -> float:
+    """The stand-in naive head's true seconds at ``(n, d)``: quadratic in n, linear in d."""
+    return 1e-3 * (n / NS[0]) ** 2 * d / verified.D
+
+
+def _kernels(sizes: dict[str, tuple[int, int]], burst_at: int | None = None) -> verified.Kernels:
+    """The grader's measurement of the stand-in kernels; ``burst_at``: the size a burst of load made 5 times slower."""
+    seconds = tuple(_naive_seconds(n, verified.D) * (5.0 if n == burst_at else 1.0) for n in NS)
+    extra = {("naive", n, d): _naive_seconds(n, d) for n, d in sizes.values() if d != verified.D or n not in NS}
+    return verified.Kernels(NS, dict.fromkeys(verified.KERNELS, seconds), (), extra)
+
+
+@pytest.fixture
+def timed(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """``measure`` with the student's attention timers as stand-ins (``report(n, d)`` is what each returns, its
+    request costing what its calls do); ``kernels`` is the queue of the grader's kernel measurements."""
+
+    class Run:
+        def __init__(self) -> None:
+            self.kernels: list[Any] = []
+            self.calls = 0
+            self.report = _naive_seconds
+
+        def measure(self) -> verified.Measurement:
+            return verified.measure(None, np.random.default_rng(0))  # type: ignore[arg-type]
+
+    run = Run()
+
+    def measure_kernels(_clock: Any, _rng: Any, _trip: Any, _device: str, sizes: dict) -> verified.Kernels:
+        run.calls += 1
+        burst_at = run.kernels.pop(0)
+        return _kernels(sizes, burst_at)
+
+    def run_timers(_clock: Any, _device: str, sizes: dict, kernels: Any, _decode: Any) -> dict:
+        timers = {}
+        for key, (n, d) in sizes.items():
+            calls, cost = verified.TIMER_REPEATS + 1, _naive_seconds(n, d)
+            timers[key] = verified.Timer(
+                f"time_attention({n}, {d})", run.report(n, d), calls * cost, calls * cost, calls,
+                ("naive", n, d), kernels.at("naive", n, d),
+            )  # fmt: skip
+        return timers
+
+    monkeypatch.setattr(verified, "_round_trip", lambda *_args: verified.Spent(1e-4, 1e-4))
+    monkeypatch.setattr(verified, "measure_kernels", measure_kernels)
+    monkeypatch.setattr(verified, "measure_decode", lambda *_args: HONEST)
+    monkeypatch.setattr(verified, "run_timers", run_timers)
+    return run
+
+
+def test_an_honest_timer_judged_against_a_burst_in_the_graders_own_measurement_keeps_its_point(timed: Any) -> None:
+    timed.kernels = [512, None]  # the grader's first measurement at n = 512 was slowed 5 times; its second not
+    measurement = timed.measure()
+    assert timed.calls == 2
+    assert measurement.timers_ok, verified.timer_findings(measurement)
+    assert measurement.kernels.at("naive", 512) == _naive_seconds(512, verified.D)
+
+
+def test_a_timer_that_reports_too_little_still_fails_after_the_grader_measured_again(timed: Any) -> None:
+    timed.kernels = [None] * verified.TIMER_ATTEMPTS
+    timed.report = lambda n, d: 1e-6  # a constant, not a measurement
+    measurement = timed.measure()
+    assert timed.calls == verified.TIMER_ATTEMPTS
+    assert {finding.kind for finding in verified.timer_findings(measurement)} == {"disagrees", "ignores_n"}
+
+
+def test_timers_that_give_no_numbers_are_not_a_reason_to_measure_again(timed: Any) -> None:
+    timed.kernels = [None] * verified.TIMER_ATTEMPTS
+    timed.report = lambda n, d: "fast"
+    measurement = timed.measure()
+    assert timed.calls == 1
+    assert {finding.kind for finding in verified.timer_findings(measurement)} == {"not_numbers"}
