@@ -7,6 +7,7 @@ again (199 such folders had gathered in one machine's ``/tmp``)."""
 from __future__ import annotations
 
 import fcntl
+import os
 import socket
 import tempfile
 import threading
@@ -120,3 +121,35 @@ def test_a_client_that_waited_for_the_lock_of_a_removed_folder_makes_it_again(
     waiting.join(10)
     assert result == [started]
     assert seen == [True], "the server was started in a folder that was gone"
+
+
+def test_the_sweep_removes_only_what_no_server_or_client_uses(tempdir: Path) -> None:
+    def folder(name: str, mode: int = 0o700) -> Path:
+        made = tempdir / f"attnlab-{os.getuid()}-{name}"
+        made.mkdir(mode=mode)
+        made.chmod(mode)
+        (made / address.START_LOCK).touch()
+        return made
+
+    killed = folder("killed")  # a server that was killed: its socket is there, nothing listens on it
+    stale = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    stale.bind(str(killed / address.SOCKET))
+    stale.close()
+    live = folder("live")
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(live / address.SOCKET))
+    listener.listen(1)
+    starting = folder("starting")
+    answers = folder("answers")
+    (answers / "kept.json").write_text("{}")
+    shared = folder("shared", 0o755)
+    old = tempdir / f"attnlab-{os.getuid()}-old"
+    old.mkdir(mode=0o700)  # an older kit's, without a start lock, its server killed
+    stale = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    stale.bind(str(old / address.SOCKET))
+    stale.close()
+    with listener, _locked(starting / address.SOCKET):
+        assert address.sweep() == 2
+    assert not killed.exists() and not old.exists()
+    assert (live / address.SOCKET).exists(), "a live server's folder was touched"
+    assert starting.is_dir() and answers.is_dir() and (answers / "kept.json").is_file() and shared.is_dir()

@@ -81,9 +81,22 @@ def holds_current_lock(lock: IO[str], path: Path) -> bool:
         return False
 
 
-def remove_if_unused(path: Path) -> bool:
+def _listening(path: Path) -> bool:
+    """Whether a server accepts connections on the Unix socket ``path``."""
+    import socket
+
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+        try:
+            probe.connect(str(path))
+        except OSError:
+            return False
+    return True
+
+
+def remove_if_unused(path: Path, *, dead_socket: bool = False) -> bool:
     """Remove the socket ``path``'s folder and its start lock, unless a server listens there or a client is starting
-    one (it holds the lock); whether it was removed. Called by a server as it exits, after it unlinked its socket.
+    one (it holds the lock); whether it was removed. Called by a server as it exits, after it unlinked its socket;
+    with ``dead_socket``, a socket left there that no server listens on (a killed server's) is removed too.
 
     The lock is taken without waiting: a client that waits for it finds it unlinked afterwards
     (:func:`holds_current_lock`) and makes the folder again."""
@@ -102,13 +115,33 @@ def remove_if_unused(path: Path) -> bool:
                 fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError:
                 return False  # a client is starting a server here
-            if path.exists() or not holds_current_lock(lock, path):
-                return False  # a newer server listens, or another ending server removed it already
+            if not holds_current_lock(lock, path):
+                return False  # another ending server removed it already
+        if os.path.lexists(path):
+            if not dead_socket or _listening(path):
+                return False  # a newer server listens
+            path.unlink()
+        if lock is not None:
             path.with_name(START_LOCK).unlink()
-        folder.rmdir()
+        folder.rmdir()  # fails where anything else is inside (a lock a client made meanwhile, where there was none)
     except OSError:
         return False
     finally:
         if lock is not None:
             lock.close()
     return True
+
+
+def sweep() -> int:
+    """Remove the folders this user's warm servers left in the temporary folder (a server that was killed, or one of
+    a kit from before servers removed their own): each that is private to this user and holds nothing but a start
+    lock and a socket no server listens on, unless a client is starting a server there. How many were removed."""
+    removed = 0
+    for folder in Path(tempfile.gettempdir()).glob(f"attnlab-{os.getuid()}-*"):
+        try:
+            info = folder.lstat()
+        except OSError:
+            continue
+        if stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and not info.st_mode & 0o077:
+            removed += remove_if_unused(folder / SOCKET, dead_socket=True)
+    return removed

@@ -118,6 +118,7 @@ def serve(path: str, handler: str) -> None:
     while running:  # the workers still grading (another batch's, say) keep the sandbox's fork server they use
         _reap(running, block=True)
     address.remove_if_unused(Path(path))  # unless a new server listens there, or a client is starting one
+    address.sweep()  # and what servers that were killed, or older kits' servers, left beside it
 
 
 def _unlink_if_ours(path: Path, inode: int) -> None:
