@@ -154,9 +154,16 @@ def test_a_timer_that_reports_too_little_still_fails_after_the_grader_measured_a
     assert {finding.kind for finding in verified.timer_findings(measurement)} == {"disagrees", "ignores_n"}
 
 
-def test_timers_that_give_no_numbers_are_not_a_reason_to_measure_again(timed: Any) -> None:
+@pytest.mark.parametrize(
+    ("report", "kind"),
+    [(lambda n, d: "fast", "not_numbers"), (lambda n, d: 100 * _naive_seconds(n, d), "disagrees")],
+    ids=["not-numbers", "too-slow"],
+)
+def test_findings_a_faster_measurement_cannot_undo_are_no_reason_to_measure_again(
+    timed: Any, report: Any, kind: str
+) -> None:
     timed.kernels = [None] * verified.TIMER_ATTEMPTS
-    timed.report = lambda n, d: "fast"
+    timed.report = report
     measurement = timed.measure()
     assert timed.calls == 1
-    assert {finding.kind for finding in verified.timer_findings(measurement)} == {"not_numbers"}
+    assert {finding.kind for finding in verified.timer_findings(measurement)} == {kind}

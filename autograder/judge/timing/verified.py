@@ -614,9 +614,11 @@ def _measured_again(
 ) -> tuple[Kernels | Broken, Decode | Broken]:
     """The grader's own measurements that ``findings`` were judged against (the kernels for the attention timers,
     decoding for the decoding timers), each measured again and merged with what was found (every size's fastest
-    call, every wrong result of either). A timer whose numbers are not numbers was judged against nothing; a
-    measurement that produces no value this time leaves the first."""
-    judged = {finding.timer.partition("_")[0] for finding in findings if finding.kind != "not_numbers"}
+    call, every wrong result of either). Only findings that a faster measurement of the grader's could undo count:
+    a timer too fast for it or costing too little, or times that grow less than its own; not a timer that reports
+    too much, nor one whose numbers are not numbers. A measurement that produces no value this time leaves the
+    first."""
+    judged = {finding.timer.partition("_")[0] for finding in findings if _undone_by_faster(finding)}
     try:
         if "attention" in judged and isinstance(kernels, Kernels):
             kernels = _fastest_kernels(kernels, kernels_again())
@@ -641,6 +643,11 @@ def _settled(
         except _Stop:
             break
     return found
+
+
+def _undone_by_faster(finding: Finding) -> bool:
+    """Whether ``finding`` could go away if the grader's own measurement it was judged against were faster."""
+    return finding.kind in ("not_running", "ignores_n") or (finding.kind == "disagrees" and finding.got < finding.low)
 
 
 def _fastest_kernels(kernels: Kernels, again: Kernels) -> Kernels:
