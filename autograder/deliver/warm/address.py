@@ -66,10 +66,14 @@ def private_folder(path: Path) -> Path:
         folder.mkdir(mode=0o700)
     except FileExistsError:
         pass
-    info = folder.lstat()
-    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
+    if not _private(folder.lstat()):
         raise WarmUnavailable(f"{folder} is not a private folder of this user")
     return folder
+
+
+def _private(info: os.stat_result) -> bool:
+    """Whether ``info`` (of an ``lstat``) is a real folder owned by this user and closed to others."""
+    return stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and not info.st_mode & 0o077
 
 
 def holds_current_lock(lock: IO[str], path: Path) -> bool:
@@ -139,9 +143,9 @@ def sweep() -> int:
     removed = 0
     for folder in Path(tempfile.gettempdir()).glob(f"attnlab-{os.getuid()}-*"):
         try:
-            info = folder.lstat()
+            private = _private(folder.lstat())
         except OSError:
             continue
-        if stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and not info.st_mode & 0o077:
+        if private:
             removed += remove_if_unused(folder / SOCKET, dead_socket=True)
     return removed

@@ -86,6 +86,7 @@ def serve(path: str, handler: str) -> None:
     listener.listen(64)
     listener.settimeout(POLL_S)
     running: set[int] = set()
+    compiled: set[Path] = set()  # the hidden and reference folders compiled here (_compile_trusted)
     last = time.monotonic()
     while True:
         _reap(running, block=len(running) >= MAX_WORKERS)
@@ -105,7 +106,7 @@ def serve(path: str, handler: str) -> None:
                 continue
             if request.get("stop"):
                 break
-            _compile_trusted(module, request)
+            _compile_trusted(module, request, compiled)
             pid = _fork_worker(listener, connection, module, request)
             try:
                 connection.sendall(json.dumps({"pid": pid}).encode() + b"\n")
@@ -146,11 +147,11 @@ def preload() -> None:
     cases.read_all()  # the public checks' snapshots: the same for every student
 
 
-def _compile_trusted(module: ModuleType, request: dict) -> None:
-    """Compile the request's hidden graders and reference here, before the worker is forked, so that this
-    server's later workers find them compiled (:func:`autograder.base.sourceonly.compile_ahead`; a file changed
-    since is compiled again by the worker that imports it). A request the handler cannot read is left for its
-    worker to report."""
+def _compile_trusted(module: ModuleType, request: dict, compiled: set[Path]) -> None:
+    """Compile the request's hidden graders and reference here, before the worker is forked, unless they are in
+    ``compiled`` (the folders this server compiled already, which this adds to), so that this server's later
+    workers find them compiled (:func:`autograder.base.sourceonly.compile_ahead`; a file changed since is compiled
+    again by the worker that imports it). A request the handler cannot read is left for its worker to report."""
     from autograder.base import sourceonly
     from autograder.grading import engine
 
@@ -158,7 +159,9 @@ def _compile_trusted(module: ModuleType, request: dict) -> None:
         options = module.options(request)
     except Exception:  # the worker calls it again and reports what went wrong
         return
-    sourceonly.compile_ahead(engine.trusted_roots(options)[1:])  # the public graders: once, in serve
+    roots = {Path(root) for root in engine.trusted_roots(options)[1:] if root is not None} - compiled
+    sourceonly.compile_ahead(roots)  # the public graders: once, in serve
+    compiled.update(roots)
 
 
 def _first_torch_calls() -> None:
