@@ -11,6 +11,10 @@ see. The records are grouped by role, from the shape of the process tree:
 - the fork servers (their imports, once) and the sandbox children (a keeper and a child per grader file and per
   trusted computation: every call of student code, and the checks' own torch).
 
+Each role also shows its minor page faults (from the same records): a process forked from one that holds torch
+copies every page of its parent it writes to, reference counts included, so a child that reads many of its
+parent's objects pays for it in faults (see the benchmark's fifth pass).
+
 Run twice with two class sizes, the difference is what one more student costs. Not a test: shared machines are
 noisy. Written by hand: no profiling library reads process accounting, and a sampler (py-spy, pyinstrument)
 counts a process blocked on its child as busy or misses the children that live a few milliseconds.
@@ -46,7 +50,7 @@ LAB = tasks.LAB
 # struct acct_v3 (linux/acct.h): flag, version, tty, exitcode, uid, gid, pid, ppid, btime, etime, then comp_t
 # utime, stime, mem, io, rw, minflt, majflt, swaps, and the command's first 16 bytes.
 ACCT_V3 = struct.Struct("<BBHIIIIIIfHHHHHHHH16s")
-Record = collections.namedtuple("Record", "pid ppid comm cpu_s")
+Record = collections.namedtuple("Record", "pid ppid comm cpu_s faults")  # faults: minor page faults
 
 
 def comp_t(value: int) -> int:
@@ -71,44 +75,48 @@ def accounted(command: list[str], into: Path) -> list[Record]:
         fields = ACCT_V3.unpack_from(data, offset)
         if fields[1] == 3:
             cpu = (comp_t(fields[10]) + comp_t(fields[11])) / hertz
-            found.append(Record(fields[6], fields[7], fields[18].split(b"\0")[0].decode(errors="replace"), cpu))
+            name = fields[18].split(b"\0")[0].decode(errors="replace")
+            found.append(Record(fields[6], fields[7], name, cpu, comp_t(fields[15])))
     return found
 
 
-def roles(records: list[Record], students: int) -> dict[str, list[float]]:
-    """CPU seconds by role (each a list: one entry per process of that role)."""
+def roles(records: list[Record], students: int) -> dict[str, list[tuple[float, int]]]:
+    """CPU seconds and minor page faults by role (each a list: one entry per process of that role)."""
     children = collections.defaultdict(list)
     for record in records:
         children[record.ppid].append(record)
-    found: dict[str, list[float]] = collections.defaultdict(list)
+    found: dict[str, list[tuple[float, int]]] = collections.defaultdict(list)
     placed: set[int] = set()
     for record in records:
         mine = children[record.pid]
         if len(mine) >= students and all(not children[c.pid] for c in mine):  # the warm server and its workers
-            found["warm server (imports, once)"].append(record.cpu_s)
-            found["warm workers (one per student)"] += [c.cpu_s for c in mine if c.comm.startswith("python")]
+            found["warm server (imports, once)"].append((record.cpu_s, record.faults))
+            found["warm workers (one per student)"] += [
+                (c.cpu_s, c.faults) for c in mine if c.comm.startswith("python")
+            ]
             placed |= {record.pid, *(c.pid for c in mine)}
         elif sum(1 for c in mine if children[c.pid]) >= students:  # a fork server: keepers with a child each
-            found["fork servers (imports, once)"].append(record.cpu_s)
+            found["fork servers (imports, once)"].append((record.cpu_s, record.faults))
             for keeper in mine:
-                cpu = keeper.cpu_s + sum(c.cpu_s for c in children[keeper.pid])
-                found["sandbox children (keeper and child)"].append(cpu)
-                placed |= {keeper.pid, *(c.pid for c in children[keeper.pid])}
+                group = [keeper, *children[keeper.pid]]
+                found["sandbox children (keeper and child)"].append(
+                    (sum(c.cpu_s for c in group), sum(c.faults for c in group))
+                )
+                placed |= {c.pid for c in group}
             placed.add(record.pid)
-    found["coordinator and the rest"] = [r.cpu_s for r in records if r.pid not in placed]
+    found["coordinator and the rest"] = [(r.cpu_s, r.faults) for r in records if r.pid not in placed]
     return found
 
 
-def by_label(records: list[Record]) -> dict[str, tuple[int, float]]:
+def by_label(records: list[Record]) -> dict[str, tuple[int, float, int]]:
     """The sandbox children's CPU by what they served: each keeper (``ak:<label>``) and student process
-    (``as:<label>``) carries its sandbox's label (a step's id, ``oracle``, ``timing``); (processes, CPU seconds)."""
-    found: dict[str, list[float]] = collections.defaultdict(list)
+    (``as:<label>``) carries its sandbox's label (a step's id, ``oracle``, ``timing``); (processes, CPU seconds,
+    minor page faults)."""
+    found: dict[str, list[Record]] = collections.defaultdict(list)
     for record in records:
         if record.comm[:3] in ("ak:", "as:"):
-            found[f"{record.comm[3:]} ({'keeper' if record.comm[1] == 'k' else 'student process'})"].append(
-                record.cpu_s
-            )
-    return {label: (len(cpus), sum(cpus)) for label, cpus in found.items()}
+            found[f"{record.comm[3:]} ({'keeper' if record.comm[1] == 'k' else 'student process'})"].append(record)
+    return {label: (len(rs), sum(r.cpu_s for r in rs), sum(r.faults for r in rs)) for label, rs in found.items()}
 
 
 def make_class(root: Path, students: int, kind: str) -> None:
@@ -135,14 +143,21 @@ def main() -> None:
     total = sum(r.cpu_s for r in records)
     n = args.students
     print(f"{n} {args.kind} hand-ins, -j 1: {seconds:.1f} s wall, {total:.2f} s CPU in {len(records)} processes")
-    for role, cpus in sorted(roles(records, n).items(), key=lambda item: -sum(item[1])):
+    for role, costs in sorted(roles(records, n).items(), key=lambda item: -sum(c[0] for c in item[1])):
+        cpus, faults = [c[0] for c in costs], sum(c[1] for c in costs)
         spread = ""
         if len(cpus) > 1:
             spread = f", median {statistics.median(cpus):.3f} s, largest {max(cpus):.2f} s"
-        print(f"  {sum(cpus):7.2f} s  {sum(cpus) / n:5.2f} s per student  {role}: {len(cpus)} processes{spread}")
+        print(
+            f"  {sum(cpus):7.2f} s  {sum(cpus) / n:5.2f} s per student  {role}: {len(cpus)} processes{spread}; "
+            f"{faults / n:,.0f} page faults a student"
+        )
     print("sandbox children by label (a step's id, the oracle, the timing run):")
-    for label, (count, cpu) in sorted(by_label(records).items(), key=lambda item: -item[1][1]):
-        print(f"  {cpu:7.2f} s  {cpu / n:5.3f} s per student  {label}: {count / n:.1f} a student")
+    for label, (count, cpu, faults) in sorted(by_label(records).items(), key=lambda item: -item[1][1]):
+        print(
+            f"  {cpu:7.2f} s  {cpu / n:5.3f} s per student  {label}: {count / n:.1f} a student, "
+            f"{faults / n:,.0f} page faults"
+        )
 
 
 if __name__ == "__main__":

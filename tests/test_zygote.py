@@ -41,6 +41,17 @@ def segfault():
 
 def hard_exit():
     os._exit(7)
+
+def unaudited_left():
+    # every module name still bound to a function that starts or signals a process without an audit event
+    names = {"fork", "forkpty", "fork_exec", "pidfd_open", "pidfd_send_signal", "mkfifo", "mknod"}
+    left = []
+    for module_name, module in list(sys.modules.items()):
+        for name, value in list(getattr(module, "__dict__", {}).items()):
+            builtin = type(value).__name__ == "builtin_function_or_method"
+            if builtin and value.__name__ in names and value.__module__ in ("posix", "_posixsubprocess", "_signal"):
+                left.append(f"{module_name}.{name}")
+    return sorted(left)
 """
 
 
@@ -79,6 +90,19 @@ def test_exit_statuses_come_back_through_the_fork_server(folder: Path, level: Le
         assert box.run_call("probe", "segfault") == out.Crashed("SIGSEGV")
         assert box.run_call("probe", "hard_exit") == out.Exited(7)
         assert box.call("probe", "numpy_marked") is False  # a fresh child after each death
+
+
+@pytest.mark.parametrize("torch", [False, True], ids=["numpy server", "torch server"])
+def test_a_child_holds_no_function_that_starts_processes_unheard(folder: Path, level: Level, torch: bool) -> None:
+    """The fork server notes where its modules hold them (autograder.sandbox.unaudited.prepare); each child replaces
+    those and reads every module loaded since, before student code runs."""
+    if torch:
+        prestart(torch=True, level=level)
+    elif zygote._running(level, False) is None:  # shared() hands a numpy step the torch server when that one runs
+        zygote._shared[(level, False)] = zygote.Zygote(level, zygote.PRELOAD)
+    with Sandbox(folder, isolation=level, torch=torch) as box:
+        assert box.call("probe", "facts")["torch_preloaded"] is torch
+        assert box.call("probe", "unaudited_left") == []
 
 
 def test_a_dead_fork_server_is_replaced(folder: Path, level: Level) -> None:

@@ -46,7 +46,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from autograder.sandbox import bwrap
+from autograder.sandbox import bwrap, unaudited
 
 DENIED_EVENTS = frozenset(
     {
@@ -449,43 +449,10 @@ class Policy:
         self._check(event, args, caller)
 
 
-def _disarm_unaudited() -> None:
-    """Replace the process and signal functions that raise no audit event (before any student code runs).
-
-    Every reference a loaded module holds is replaced too (``subprocess`` keeps its own ``_fork_exec``).
-    """
-    import _posixsubprocess
-    import posix
-    import signal
-
-    def refused(name: str) -> Callable[..., None]:
-        def stand_in(*args: object, **kwargs: object) -> None:
-            raise SandboxViolation(f"the grading sandbox does not allow {name}")
-
-        return stand_in
-
-    originals = {}
-    for module, names in (
-        (_posixsubprocess, ("fork_exec",)),
-        (posix, ("pidfd_open", "mkfifo", "mknod", "fork", "forkpty")),
-        (signal, ("pidfd_send_signal",)),
-    ):
-        for name in names:
-            if hasattr(module, name):
-                originals[id(getattr(module, name))] = refused(f"{name}")
-    for module in list(sys.modules.values()):
-        namespace = getattr(module, "__dict__", None)
-        if not isinstance(namespace, dict):
-            continue
-        for name, value in list(namespace.items()):
-            if callable(value) and id(value) in originals:
-                namespace[name] = originals[id(value)]
-
-
 def install(work: Path, allowed_callers: tuple = (), writable: tuple[str, ...] = (), protected: tuple = ()) -> None:
     """Install the hook for the rest of this process's life (nothing of it is reachable from Python, and nothing
     it holds can be changed). ``protected``: code objects of more functions (the child's serving loop, the probes)
     whose code and defaults student code may not replace."""
     hook = _bind(_hook, check=_decider(work, allowed_callers, writable, protected))
-    _disarm_unaudited()
+    unaudited.disarm(SandboxViolation)
     sys.addaudithook(hook)

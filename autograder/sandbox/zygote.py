@@ -63,9 +63,10 @@ def serve(control_fd: int | str, preload: str = ",".join(PRELOAD)) -> None:
             __import__(name)
         except ImportError:  # a kit without torch still grades its numpy steps
             pass
-    from autograder.sandbox import child, keeper, seccomp  # noqa: F401  (child imports the probes too)
+    from autograder.sandbox import child, keeper, seccomp, unaudited  # noqa: F401  (child imports the probes too)
 
     seccomp.available()  # imports the filter's library and loads libc for it once, before any fork
+    unaudited.prepare()  # where the modules hold the functions each child replaces, found once for every child
 
     gc.freeze()  # the preloaded heap stays out of every child's collections, so its pages are never copied
 
