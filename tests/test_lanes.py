@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -118,6 +119,33 @@ def test_the_timing_lane_has_a_cpu_no_other_child_uses_and_grades_as_one_lane_do
     serial = kit.grade(kit.SOLUTIONS, steps=STEPS)
     assert outcomes(serial) == outcomes(laned)
     assert {json.loads(line)["pid"] for line in record.read_text(encoding="utf-8").splitlines()} == {os.getpid()}
+
+
+@pytest.mark.parametrize("uses_torch", [False, True], ids=["numpy steps in numpy", "torch in softmax.py"])
+def test_the_steps_without_torch_run_first_and_the_report_keeps_the_labs_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, uses_torch: bool
+) -> None:
+    """While ``attnlab grade``'s torch fork server imports torch, the steps that need none run on the numpy one;
+    a hand-in whose numpy steps use torch gets the torch server for every step, and the lab's order."""
+    started: list[str] = []
+
+    class Recorded(client.Sandbox):
+        def __init__(self, *args, **kwargs) -> None:
+            super().__init__(*args, **kwargs)
+            started.append(self.label)
+
+    folder = tmp_path / "lab"
+    shutil.copytree(kit.SOLUTIONS, folder, ignore=shutil.ignore_patterns("__pycache__"))
+    if uses_torch:
+        with (folder / "softmax.py").open("a", encoding="utf-8") as module:
+            module.write("\n# torch.softmax would do this too\n")
+    monkeypatch.setenv(lanes.ENV_SWITCH, "0")
+    monkeypatch.setattr(engine, "Sandbox", Recorded)
+    steps = ("softmax", "kv_cache", "block", "gradients", "costs")
+    report = kit.grade(folder, steps=steps)
+    assert started == (list(steps) if uses_torch else ["softmax", "block", "costs", "kv_cache", "gradients"])
+    assert [s.step.id for s in report.steps] == list(steps)
+    assert report.earned == report.possible
 
 
 @two_cpus
