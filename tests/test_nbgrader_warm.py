@@ -88,3 +88,27 @@ def test_each_course_handler_and_kit_gets_its_own_server(
 def test_a_broken_request_is_a_grader_failure_not_a_crash(private: Path) -> None:
     outcome = client.grade(cells.HANDLER, {"steps": []}, deadline_s=60, stop_grace_s=1, scope=private)
     assert isinstance(outcome, client.GraderFailed) and "folder" in outcome.detail
+
+
+def _server_maps(socket_path: Path) -> str:
+    """The memory map of the warm server listening at ``socket_path`` (found by its command line)."""
+    for entry in Path("/proc").iterdir():
+        try:
+            command = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if os.fsencode(socket_path) in command and any(b"import serve as run" in part for part in command):
+            return (entry / "maps").read_text(encoding="utf-8", errors="replace")
+    raise AssertionError(f"no warm server serves {socket_path}")
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="reads the server's memory map from /proc")
+def test_the_server_loads_torch_only_where_its_workers_compute_with_it(private: Path) -> None:
+    """In the namespaces layer the checks' torch runs in the oracle's sandbox child, so no worker imports torch and
+    the server does not load it for them; elsewhere the workers compute with it and find it loaded."""
+    from autograder.judge import oracle
+    from autograder.sandbox.isolation import choose
+
+    assert not graded(kit.SOLUTIONS, private).failure
+    loaded = "libtorch" in _server_maps(address.socket_path(cells.HANDLER, private))
+    assert loaded is not oracle.boxed(choose())
