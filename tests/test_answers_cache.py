@@ -3,6 +3,7 @@ reads them back equal, and any change to the reference, or a cache that cannot b
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -59,3 +60,29 @@ def test_the_switch_turns_the_cache_off(reference: Path, monkeypatch: pytest.Mon
         answers_cache.answers(reference, lambda: calls.append(1) or {})
     assert calls == [1, 1]
     assert not answers_cache.folder().exists()
+
+
+def test_the_folder_keeps_the_most_recently_used_answers_only(
+    reference: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every kit or reference version adds a file; writing a new one keeps the KEEP most recently used (a file
+    read counts as used) and removes what a writer that died left half written."""
+    monkeypatch.setattr(answers_cache, "KEEP", 3)
+    cache = answers_cache.folder()
+    cache.mkdir(mode=0o700)
+    for number in range(5):
+        old = cache / f"old{number}.json"
+        old.write_text("{}", encoding="utf-8")
+        os.utime(old, (1_000_000 + number, 1_000_000 + number))
+    (cache / "dead.4242.tmp").write_text("{", encoding="utf-8")
+    computed = similarity.reference_answers(reference)
+    kept = sorted(path.name for path in cache.iterdir())
+    assert len(kept) == 3 and "old4.json" in kept and "old3.json" in kept and "dead.4242.tmp" not in kept, kept
+    fresh = next(name for name in kept if not name.startswith("old"))
+    os.utime(cache / fresh, (1_000_000, 1_000_000))  # unused for a long time ...
+    assert answers_cache.answers(reference, _refused) == computed  # ... until read again: it counts as used
+    shutil.copytree(reference, tmp_path / "changed")
+    with (tmp_path / "changed" / "softmax.py").open("a", encoding="utf-8") as handle:
+        handle.write("\n# another version\n")
+    similarity.reference_answers(tmp_path / "changed")
+    assert fresh in {path.name for path in cache.iterdir()}

@@ -13,6 +13,8 @@ they depend on:
 
 A change to any of them is a new key, so a stale answer is never read. The file lives in a folder only this user
 may enter (the warm server's kind, in the temporary folder); it holds the reference's answers, never a student's.
+A file read is touched, and writing a new one keeps the :data:`KEEP` most recently used (each is a few hundred
+bytes; every kit or reference change adds one), so the folder does not grow with every version of the kit.
 A cache that cannot be read or written costs only the time: the answers are computed, as before. Standard
 library only: the file is JSON, each value put back into its question's form by
 :func:`autograder.judge.predictions.normalise`.
@@ -36,6 +38,7 @@ from autograder.judge import predictions
 ENV_SWITCH = "ATTNLAB_ANSWERS_CACHE"  # "0": compute the reference's answers every time
 FORMAT = "attnlab-reference-answers/1"
 MAX_FILES = 10_000  # a reference folder larger than this is not cached (computed every time)
+KEEP = 64  # cached answers kept: the most recently used (a course, or a kit version, each has its own)
 
 Answers = dict[str, Any]  # question id -> (Question, the reference's value), as similarity.reference_answers gives
 
@@ -78,9 +81,11 @@ def answers(reference: Path, compute: Callable[[], Answers]) -> Answers:
     path = folder() / f"{found}.json"
     cached = _read(path)
     if cached is not None:
+        _touch(path)
         return cached
     computed = compute()
     _write(path, computed)
+    _prune(path.parent)
     return computed
 
 
@@ -105,4 +110,33 @@ def _write(path: Path, computed: Answers) -> None:
         partial.write_text(json.dumps({"format": FORMAT, "answers": values}), encoding="utf-8")
         os.replace(partial, path)
     except (OSError, TypeError, ValueError, address.WarmUnavailable):
+        return
+
+
+def _touch(path: Path) -> None:
+    """Mark ``path`` as used now (what :func:`_prune` keeps by)."""
+    try:
+        os.utime(path)
+    except OSError:
+        pass
+
+
+def _prune(where: Path) -> None:
+    """Keep the :data:`KEEP` most recently used answers in ``where``; remove the others, and partial files a
+    writer that died left behind. Nothing here is an error: the cache only saves time."""
+    try:
+        entries = [entry for entry in os.scandir(where) if entry.is_file(follow_symlinks=False)]
+        used = sorted(
+            (entry for entry in entries if entry.name.endswith(".json")),
+            key=lambda entry: entry.stat(follow_symlinks=False).st_mtime,
+            reverse=True,
+        )
+        own = f".{os.getpid()}.tmp"
+        partial = [entry for entry in entries if entry.name.endswith(".tmp") and not entry.name.endswith(own)]
+        for entry in [*used[KEEP:], *partial]:
+            try:
+                os.unlink(entry.path)
+            except OSError:
+                pass
+    except OSError:
         return
