@@ -63,6 +63,11 @@ class Step:
         return self.torch if self.child_torch is None else self.child_torch
 
     @property
+    def uses_torch(self) -> bool:
+        """Whether anything of this step needs torch: its modules, its sandbox children or its checks."""
+        return self.torch or self.child_uses_torch or self.grader_uses_torch
+
+    @property
     def public_points(self) -> float:
         return self.points - self.hidden_points
 

@@ -13,12 +13,8 @@ import importlib.util
 import re
 from collections.abc import Iterable
 from importlib import metadata
-from typing import TYPE_CHECKING
 
 from autograder.i18n import N_, _
-
-if TYPE_CHECKING:
-    from autograder.base import tasks
 
 TESTED_TORCH = "2.13.0"  # change it with requirements/constraints.txt, then run requirements/compile.sh
 TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"  # PyTorch's own index of CPU builds (no CUDA libraries)
@@ -65,14 +61,10 @@ def torch_missing(steps: Iterable[str]) -> str | None:
     grading is refused, exit status 3); else None. Nothing is imported."""
     from autograder.base import tasks
 
-    needing = [step for step in steps if _uses_torch(tasks.step(step))]
+    needing = [step for step in steps if tasks.step(step).uses_torch]
     if not needing or (installed_torch() is not None and importlib.util.find_spec("torch") is not None):
         return None
     return _(NOT_GRADED_NO_TORCH).format(steps=", ".join(needing), command=install_command())
-
-
-def _uses_torch(step: tasks.Step) -> bool:
-    return step.torch or step.child_uses_torch or step.grader_uses_torch
 
 
 def torch_warning(installed: str | None) -> str | None:

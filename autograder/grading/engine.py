@@ -146,7 +146,7 @@ class GradingPlugin:
             # their children fork from the numpy-only server while the torch one still imports torch (0.25 s of a
             # whole-lab grade). Scores do not depend on the order (a fresh child per step; a function found hanging
             # fails fast in whichever step meets it next), and the report keeps the lab's order (self.order).
-            run.sort(key=lambda item: step_of(item).child_uses_torch or step_of(item).grader_uses_torch)
+            run.sort(key=lambda item: step_of(item).uses_torch)
         items[:] = run
 
     def _check_points(self, items: list[pytest.Item]) -> None:

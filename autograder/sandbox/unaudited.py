@@ -10,10 +10,10 @@ Finding those references means reading every name of every loaded module: about 
 once torch is loaded. In a child forked from a fork server that read touches every object's reference count, so
 the child copied about 8,000 of its parent's pages (29 ms of CPU in every torch child, seven of them a student).
 So a fork server finds them once, before it forks (:func:`prepare`); a child then replaces those, and reads in
-full only the modules that were not loaded then or that another module object has replaced since
-(:func:`disarm`). Between the two only the kit's own code runs (the fork server's loop, the keeper, the child's
-set-up), and none of it binds one of these functions to a module's name. A child started without a fork server
-(``ATTNLAB_FORKSERVER=0``) has nothing prepared and reads every module, as before.
+full only the modules that were not loaded then, or a module noted as holding one that another module object has
+replaced since (:func:`disarm`). Between the two only the kit's own code runs (the fork server's loop, the
+keeper, the child's set-up), and none of it binds one of these functions to a module's name. A child started
+without a fork server (``ATTNLAB_FORKSERVER=0``) has nothing prepared and reads every module, as before.
 """
 
 from __future__ import annotations

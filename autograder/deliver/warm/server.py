@@ -73,14 +73,16 @@ def serve(path: str, handler: str) -> None:
     # The checks' own torch runs in the workers only where the oracle is not a sandbox child of its own (the
     # layers without namespaces); in the namespaces layer no worker imports torch, and this server does not either
     # (1.1 s of CPU less, 60 MiB instead of 288, and each worker a fork of that smaller process).
-    checks_use_torch_here = not oracle.boxed(choose())
+    level = choose()
+    checks_use_torch_here = not oracle.boxed(level)
     if checks_use_torch_here:
         import torch
 
         torch.set_num_threads(1)
     module = importlib.import_module(handler)
-    sandbox.prestart(numpy=True)  # the sandbox's fork servers, shared by every worker: the numpy steps' children
-    # fork from the one without torch (a third of the CPU of a child forked from the torch one)
+    # the sandbox's fork servers, shared by every worker: the numpy steps' children fork from the one without torch
+    # (a third of the CPU of a child forked from the torch one)
+    sandbox.prestart(numpy=True, level=level)
     preload()
     if checks_use_torch_here:
         _first_torch_calls()
