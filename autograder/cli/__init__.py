@@ -67,8 +67,10 @@ def parser(modules: tuple[ModuleType, ...] | None = None) -> argparse.ArgumentPa
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["grade"]:  # its fork servers load while the commands' modules (engine, pytest) import
+        from autograder.base import threads
         from autograder.cli import early
 
+        threads.one_thread()  # before the commands' modules load NumPy (see autograder.base.threads)
         early.start(argv)
     modules = commands()
     names = [module.NAME for module in modules]

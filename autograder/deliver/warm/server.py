@@ -36,6 +36,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from autograder.base import threads
 from autograder.deliver.warm import address
 
 ENV_WORKERS = "ATTNLAB_WARM_WORKERS"  # the most workers at once (default: the machine's cores, at least 2)
@@ -52,14 +53,14 @@ PRELOADED_PACKAGES = (
     "autograder.sandbox.probes",
 )
 PRELOADED = ("autograder.judge.predictions", "autograder.judge.timing.analysis", "autograder.judge.timing.explain")
-# One thread of NumPy's BLAS and torch per worker: the workers are the parallelism, and the graders' own arrays are
-# small (the toy GPT, kv_cache and gradients steps of the reference graded in 0.9 s on one thread, 1.1-1.6 s on two).
-ONE_THREAD = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
 
 def serve(path: str, handler: str) -> None:
     """Import the grader once, then fork a worker per connection until idle for :data:`IDLE_S` seconds."""
-    os.environ.update(ONE_THREAD)  # before NumPy and torch load
+    # One thread of NumPy's BLAS and torch per worker: the workers are the parallelism, and the graders' own arrays
+    # are small (the toy GPT, kv_cache and gradients steps of the reference graded in 0.9 s on one thread, 1.1-1.6 s
+    # on two).
+    threads.one_thread()  # before NumPy and torch load
     os.environ["ATTNLAB_LANES"] = "0"  # several students at once: their timing steps cannot share one reserved CPU
     from autograder.base import sourceonly
     from autograder.grading import (
@@ -261,6 +262,7 @@ def graded(module: ModuleType, request: dict) -> dict[str, Any]:
 def grade_once(handler: str) -> int:
     """A fresh grader process: grade the request on standard input, print the reply as JSON; exit 0 (a refused
     hand-in included), or 3 when the graders failed."""
+    threads.one_thread()  # before the handler loads NumPy (see autograder.base.threads)
     reply = graded(importlib.import_module(handler), json.loads(sys.stdin.buffer.read()))
     print(json.dumps(reply))
     return EXIT_INTERNAL if "error" in reply else 0
