@@ -22,9 +22,14 @@ from pathlib import Path
 
 import pytest
 
-from autograder.grading import serialize
-from autograder.grading.model import GradeReport
-from tests import kit, shared
+from autograder.base import threads
+
+# The tests' own grades run in this process: on one BLAS thread, as every grading process does (before NumPy loads).
+threads.one_thread()
+
+from autograder.grading import serialize  # noqa: E402
+from autograder.grading.model import GradeReport  # noqa: E402
+from tests import kit, shared  # noqa: E402
 
 # What goes to the second tier, and what it needs: a test file (``tests/x.py``), one test (``tests/x.py::name``,
 # every parameter of it) or every test using a fixture (``fixture:name``).

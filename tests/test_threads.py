@@ -2,7 +2,8 @@
 
 Each test starts the entry point in a fresh ``python -I``, grades one step of the reference with it and then asks
 ``threadpoolctl`` how many threads NumPy's BLAS runs in that process. With a thread per CPU the timing lane's grader
-spun a BLAS helper on the CPU that its sandbox child measures on.
+spun a BLAS helper on the CPU that its sandbox child measures on. The fresh process gets none of the variables the
+tests' own process has set (:mod:`tests.conftest`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from autograder.base import threads
 from tests import kit
 
 pytestmark = pytest.mark.skipif(
@@ -38,7 +40,7 @@ def blas_threads(program: str, *, stdin: str = "", cwd: Path) -> set[int]:
         text=True,
         cwd=cwd,
         timeout=300,
-        env={**os.environ, "ATTNLAB_LANES": "0"},
+        env={**{k: v for k, v in os.environ.items() if k not in threads.ONE_THREAD}, "ATTNLAB_LANES": "0"},
     )
     assert done.returncode == 0, done.stderr[-2000:]
     found = json.loads(done.stdout.strip().splitlines()[-1])
