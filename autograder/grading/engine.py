@@ -40,7 +40,7 @@ from autograder.judge import checking, messages, oracle
 from autograder.judge.checking import CheckFailed, Lab, NeedsReview
 from autograder.judge.evidence import RECORDER
 from autograder.sandbox import outcome as outcomes
-from autograder.sandbox.client import Hangs, IsolationRefused, Level, Limits, Sandbox, prestart
+from autograder.sandbox.client import Hangs, IsolationRefused, Level, Limits, Sandbox, Staged, prestart
 from autograder.sandbox.isolation import choose, readable_by_others
 
 __all__ = ["GradeOptions", "GradingError", "HandInRefused", "IsolationRefused", "grade", "seed_for", "with_note"]
@@ -111,6 +111,7 @@ class GradingPlugin:
         self._reference: Reference | None = None
         self._oracle: oracle.Oracle | None = None
         self._sandboxes: dict[str, Sandbox] = {}
+        self._staged = Staged(self.folder)  # one staged copy of the hand-in for every step's sandbox
         self.hangs = Hangs()  # shared by every step: a function that hung is not called again
         self._hidden_files: dict[str, bool] = {}
 
@@ -199,6 +200,7 @@ class GradingPlugin:
                 torch=step.child_uses_torch or not self.numpy_children,
                 cpus=self.cpus(),
                 label=step.id,
+                staged=self._staged,
             )
         return Lab(self._sandboxes[step.id], step, self._trusted(step))
 
@@ -218,6 +220,7 @@ class GradingPlugin:
         for sandbox in self._sandboxes.values():
             checking.close(sandbox)
         self._sandboxes.clear()
+        self._staged.close()  # after the sandboxes it served
         if self._oracle is not None:
             self._oracle.close()
             self._oracle = None

@@ -146,6 +146,33 @@ def prestart(torch: bool = True, level: Level | None = None, numpy: bool = False
         zygote.shared(level, torch)
 
 
+class Staged:
+    """One staged copy of ``submission`` (:func:`launcher.stage`) that the sandboxes of one grade share: the source
+    of every working copy of their children. It is made when the first of them starts a child, and removed by
+    :meth:`close`, which its owner calls after closing those sandboxes.
+
+    A child never reaches the staged copy (in the namespaces layer its student process copies it in through a
+    descriptor it closes before any student code runs; in the user layer it sits in a folder the student uid cannot
+    enter; in the hook layer student code may write only in its working copy), so one copy can serve every step:
+    staging the hand-in for each of a grade's 15 sandboxes took about 0.03 s of a worker's 0.5 s of CPU.
+    """
+
+    def __init__(self, submission: Path) -> None:
+        self.submission = Path(submission).resolve()
+        self._path: Path | None = None
+
+    def path(self) -> Path:
+        """The staged copy (made now if it is not yet)."""
+        if self._path is None:
+            self._path = launcher.stage(self.submission)
+        return self._path
+
+    def close(self) -> None:
+        if self._path is not None:
+            path, self._path = self._path, None
+            launcher.unstage(path)
+
+
 class Sandbox:
     """Runs student code from ``submission`` in a limited child process."""
 
@@ -160,14 +187,19 @@ class Sandbox:
         torch: bool | None = None,
         cpus: tuple[int, ...] | None = None,
         label: str = "child",
+        staged: Staged | None = None,
     ) -> None:
         """``submission`` is the grader's copy of a hand-in (:mod:`autograder.handin.intake`); ``ignored`` maps what the
         intake left out of it (``"softmax.py"``) to what that was (``"link"``). ``torch``: whether the code graded
         here uses torch (False: a numpy-only fork server will do; None: any); when True the child imports torch
         before any student code (no native library loads afterwards). ``cpus``: the CPUs its children may run on
         (None: any). ``label``: what its processes are called in ``ps`` and in profiles (``as:<label>`` the student
-        process, ``ak:<label>`` its keeper)."""
+        process, ``ak:<label>`` its keeper). ``staged``: a staged copy of ``submission`` shared with other sandboxes
+        (its owner removes it; None: this sandbox stages its own and removes it as it closes)."""
         self.submission = Path(submission).resolve()
+        if staged is not None and staged.submission != self.submission:
+            raise ValueError(f"a staged copy of {staged.submission}, not of {self.submission}")
+        self._shared = staged
         self.label = label
         self.torch, self.cpus = torch, cpus
         self.limits = limits
@@ -208,9 +240,9 @@ class Sandbox:
 
     def close(self) -> None:
         self._stop()
-        if self._staged is not None:
+        if self._staged is not None and self._shared is None:
             launcher.unstage(self._staged)
-            self._staged = None
+        self._staged = None
 
     def __enter__(self) -> Sandbox:
         return self
@@ -278,7 +310,7 @@ class Sandbox:
     def _start(self) -> None:
         limits = asdict(self.limits) | {"hung": self.hangs.replaced(), "torch": bool(self.torch), "label": self.label}
         if self._staged is None:
-            self._staged = launcher.stage(self.submission)
+            self._staged = self._shared.path() if self._shared is not None else launcher.stage(self.submission)
         self._child = launcher.start(
             self._staged, self.isolation, limits, self.torch, self.cpus, work_bytes=self.limits.work_bytes
         )
