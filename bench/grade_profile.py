@@ -71,6 +71,9 @@ def main() -> None:
         marks.append((name, *clock.now()))
 
     sys.path.insert(0, str(ROOT))
+    from autograder.base import threads
+
+    threads.one_thread()  # as `attnlab grade` does, before NumPy loads (autograder.base.threads)
     from autograder.grading import engine
     from autograder.grading.checklist import step_of
 

@@ -23,6 +23,10 @@ STARTED = time.perf_counter()
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from autograder.base import threads  # noqa: E402
+
+threads.one_thread()  # as `attnlab grade` does, before NumPy loads (autograder.base.threads)
+
 from autograder.judge.timing import verified  # noqa: E402
 from autograder.sandbox import zygote  # noqa: E402
 

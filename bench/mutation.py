@@ -39,10 +39,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from autograder.base import threads  # noqa: E402
+
+threads.one_thread()  # its grades run here: one BLAS thread, as `attnlab grade`'s (before NumPy loads)
+
+import numpy as np  # noqa: E402
 
 from autograder.base import tasks  # noqa: E402
 from autograder.base.reference import Reference  # noqa: E402
