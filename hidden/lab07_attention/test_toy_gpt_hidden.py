@@ -12,6 +12,7 @@ from autograder.judge.cases import toy_gpt as gpt_cases
 from autograder.judge.checking import Lab
 from autograder.judge.checks import toy_gpt as gpt_checks
 from autograder.judge.diagnose import toy_gpt as gpt_mistakes
+from autograder.judge.diagnose.answers import Answers
 from autograder.judge.oracle import Oracle
 
 pytestmark = pytest.mark.step("toy_gpt")
@@ -47,7 +48,7 @@ def test_random_forward(lab: Lab, ref, oracle: Oracle, rng: np.random.Generator)
             weights,
             tokens,
             expected,
-            gpt_mistakes.gpt_forward_variants(ref, weights, tokens),
+            Answers(lambda w=weights, t=tokens: gpt_mistakes.gpt_forward_variants(ref, w, t)),  # read on a failure
             _(gpt_checks.FRESH).format(size=gpt_checks.describe(weights)),
         )
 
@@ -64,7 +65,7 @@ def test_random_cached_steps(lab: Lab, ref, oracle: Oracle, rng: np.random.Gener
         weights,
         tokens,
         expected,
-        gpt_mistakes.cached_step_variants(ref, weights, tokens),
+        Answers(lambda: gpt_mistakes.cached_step_variants(ref, weights, tokens)),  # read on a failure
         _(gpt_checks.FRESH).format(size=gpt_checks.describe(weights)),
     )
 
@@ -80,7 +81,7 @@ def test_random_generate(lab: Lab, ref, oracle: Oracle, rng: np.random.Generator
             break
     tokens, logits = oracle.probe("oracle_gpt_generate", weights, prompt, n_new)
     expected = (np.asarray(tokens), np.asarray(logits, dtype=float))
-    wrong = gpt_mistakes.generate_variants(ref, weights, prompt, n_new)
+    wrong = Answers(lambda: gpt_mistakes.generate_variants(ref, weights, prompt, n_new))  # read on a failure
     gpt_checks.generate_matches(
         lab, weights, prompt, n_new, expected, wrong, _(gpt_checks.FRESH).format(size=gpt_checks.describe(weights))
     )

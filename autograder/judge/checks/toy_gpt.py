@@ -9,7 +9,7 @@ implementation passes; a mistake is named from the wrong answers of
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -17,6 +17,7 @@ import numpy as np
 from autograder.i18n import N_, _, ngettext
 from autograder.judge import messages
 from autograder.judge.checking import Got, Lab, expect_close, expect_that
+from autograder.judge.diagnose import answers
 from autograder.sandbox import outcome as outcomes
 from autograder.sandbox.protocol import AsTorch
 
@@ -56,7 +57,7 @@ def describe(weights: dict[str, Any]) -> str:
     )
 
 
-def expect_logits(got: Got, expected: np.ndarray, wrong: dict[str, np.ndarray]) -> np.ndarray:
+def expect_logits(got: Got, expected: np.ndarray, wrong: Mapping[str, np.ndarray]) -> np.ndarray:
     """Logits equal to ``expected`` to float32 rounding; a wrong answer of another shape is named too."""
     value = got.value
     if isinstance(value, np.ndarray) and value.shape != np.shape(expected):
@@ -76,7 +77,7 @@ def forward_matches(
     weights: dict[str, Any],
     tokens: Sequence[int],
     expected: np.ndarray,
-    wrong: dict,
+    wrong: Mapping[str, Any],
     described: str,
     dtype: type = np.float64,
 ) -> None:
@@ -89,7 +90,12 @@ def forward_matches(
 
 
 def cached_steps_match(
-    lab: Lab, weights: dict[str, Any], tokens: Sequence[int], expected: np.ndarray, wrong: dict, described: str
+    lab: Lab,
+    weights: dict[str, Any],
+    tokens: Sequence[int],
+    expected: np.ndarray,
+    wrong: Mapping[str, Any],
+    described: str,
 ) -> None:
     """``gpt_step`` token by token through ``new_cache`` gives the full pass's logits at every position, and fills
     every cache."""
@@ -151,13 +157,13 @@ def generate_matches(
     prompt: Sequence[int],
     n_new: int,
     expected: tuple[np.ndarray, np.ndarray],
-    wrong: dict,
+    wrong: Mapping[str, Any],
     described: str,
 ) -> None:
     """Greedy ``generate`` with and without the cache: the reference's tokens and logits, each run through its own
     path (the model function the flag rules out raises if it is reached: :data:`WRONG_PATH`)."""
     tokens_ref, logits_ref = (np.asarray(part) for part in expected)
-    wrong_logits = {mistake: value[1] for mistake, value in wrong.items()}
+    wrong_logits = answers.part(wrong, 1)  # the logits of each wrong (tokens, logits), read on a failure
     for use_cache in (False, True):
         call = f"generate(weights, {list(prompt)}, {n_new}, use_cache={use_cache})"
         text = _("{call} with {weights}").format(call=call, weights=described)
