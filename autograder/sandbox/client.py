@@ -199,14 +199,14 @@ class Sandbox:
         self.submission = Path(submission).resolve()
         if staged is not None and staged.submission != self.submission:
             raise ValueError(f"a staged copy of {staged.submission}, not of {self.submission}")
-        self._shared = staged
+        self._stage = staged if staged is not None else Staged(self.submission)  # each child's working copy's source
+        self._owns_stage = staged is None
         self.label = label
         self.torch, self.cpus = torch, cpus
         self.limits = limits
         self.hangs = hangs if hangs is not None else Hangs()
         self.isolation = isolation if isolation is not None else choose()
         self.ignored: dict[str, str] = dict(ignored or {})
-        self._staged: Path | None = None  # this sandbox's copy of ``submission``, each child's working copy's source
         self._child: launcher.Child | None = None
         self._imported: set[str] = set()
         self._import_failures: dict[str, out.ImportFailed] = {}
@@ -240,9 +240,8 @@ class Sandbox:
 
     def close(self) -> None:
         self._stop()
-        if self._staged is not None and self._shared is None:
-            launcher.unstage(self._staged)
-        self._staged = None
+        if self._owns_stage:
+            self._stage.close()
 
     def __enter__(self) -> Sandbox:
         return self
@@ -309,10 +308,8 @@ class Sandbox:
     # -- child lifecycle --------------------------------------------------
     def _start(self) -> None:
         limits = asdict(self.limits) | {"hung": self.hangs.replaced(), "torch": bool(self.torch), "label": self.label}
-        if self._staged is None:
-            self._staged = self._shared.path() if self._shared is not None else launcher.stage(self.submission)
         self._child = launcher.start(
-            self._staged, self.isolation, limits, self.torch, self.cpus, work_bytes=self.limits.work_bytes
+            self._stage.path(), self.isolation, limits, self.torch, self.cpus, work_bytes=self.limits.work_bytes
         )
         self._imported = set()
         self._torch_ready = False
