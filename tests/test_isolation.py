@@ -301,7 +301,12 @@ def test_every_world_writable_folder_is_found_for_the_user_layer() -> None:
 
     from autograder.sandbox import writable
 
-    found = writable.world_writable()
+    # find runs first and the list is found fresh afterwards (not the cached one an earlier test may have made), so a
+    # folder a parallel test makes or pytest renames for removal meanwhile is either in both or no longer there
+    expected = subprocess.run(
+        ["find", "/", "-xdev", "-type", "d", "-perm", "-0002"], capture_output=True, text=True, timeout=300
+    ).stdout.split()
+    found = writable.world_writable.__wrapped__()
 
     def writable_by_all_or_gone(path: str) -> bool:  # a parallel test may remove its own folder meanwhile
         try:
@@ -310,7 +315,4 @@ def test_every_world_writable_folder_is_found_for_the_user_layer() -> None:
             return True
 
     assert "/tmp" in found and all(writable_by_all_or_gone(p) for p in found)
-    expected = subprocess.run(
-        ["find", "/", "-xdev", "-type", "d", "-perm", "-0002"], capture_output=True, text=True, timeout=300
-    ).stdout.split()
     assert set(expected) <= set(found) | {p for p in expected if not os.path.exists(p)}  # a folder gone meanwhile
