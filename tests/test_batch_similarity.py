@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -269,6 +270,27 @@ def test_flags_reach_the_reasons_the_summary_and_the_csv(tmp_path: Path, referen
     assert table["bo"]["review"].startswith("review: timing report") and table["bo"]["status"] == "failed"
     records.write(tmp_path / "out", results[0])
     assert records.read(tmp_path / "out", "ann").review == results[0].review
+
+
+def test_a_review_flag_rewrites_the_result_and_not_the_students_page(tmp_path: Path, monkeypatch) -> None:
+    """The review flags are the instructor's (the student's page never shows them): adding them rewrites the result
+    file, and draws the page again only where it is missing."""
+    from autograder.report import render_html
+
+    out, result = tmp_path / "out", Result("ann", "d", reason="no lab files")
+    records.write(out, result)
+    page = records.result_path(out, "ann").with_suffix(".html")
+    before = page.read_bytes()
+    drawn = []
+    monkeypatch.setattr(render_html, "failure_page", lambda *a: drawn.append(a) or "<p>again</p>")
+    flagged = replace(result, review=("review: timing report alike to bo's",))
+    records.write(out, flagged, page=False)
+    assert records.read(out, "ann").review == flagged.review and page.read_bytes() == before and not drawn
+    page.unlink()
+    records.write(out, flagged, page=False)
+    assert page.read_text(encoding="utf-8") == "<p>again</p>" and len(drawn) == 1
+    records.write(out, flagged)  # a graded result's own write always draws its page
+    assert len(drawn) == 2
 
 
 def test_grade_batch_flags_the_copies_in_the_rows_and_the_summary(tmp_path: Path) -> None:

@@ -53,8 +53,10 @@ def result_path(out: Path, student: str) -> Path:
     return Path(out) / STUDENTS / f"{file_stem(student)}.json"
 
 
-def write(out: Path, result: Result) -> Path:
-    """Write the result and the feedback page of one student; the result's path."""
+def write(out: Path, result: Result, *, page: bool = True) -> Path:
+    """Write the result and the feedback page of one student; the result's path. ``page=False``: the page only
+    where there is none yet (a change of the review flags, which the student's page never shows: the page written
+    with the result is the same, and drawing it again cost the coordinator a decoded report per flagged student)."""
     path = result_path(out, result.student)
     data = {
         "student": result.student,
@@ -66,13 +68,15 @@ def write(out: Path, result: Result) -> Path:
         "review": list(result.review),
     }
     write_atomically(path, serialize.json_text(data))
+    if not page and path.with_suffix(".html").is_file():
+        return path
     title = _(render_html.TITLE).format(submission=clean(result.student, 200))
     try:
         report = report_of(result) if result.graded else None
-        page = render_html.page(report, title) if report else render_html.failure_page(title, result.reason)
+        html = render_html.page(report, title) if report else render_html.failure_page(title, result.reason)
     except Exception as error:  # the page is a convenience: the result is kept whatever a report holds
-        page = render_html.failure_page(title, clean(f"{result.reason} (no feedback page: {error})", 500))
-    write_atomically(path.with_suffix(".html"), page)
+        html = render_html.failure_page(title, clean(f"{result.reason} (no feedback page: {error})", 500))
+    write_atomically(path.with_suffix(".html"), html)
     return path
 
 

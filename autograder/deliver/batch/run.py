@@ -272,7 +272,7 @@ def run(options: BatchOptions) -> BatchRun:
                     flags = _compared(jobs, options, notes)
                     review = similarity.reasons(flags)
                     results = [
-                        _recorded(options.out, replace(r, review=review.get(r.student, ())))
+                        _recorded(options.out, replace(r, review=review.get(r.student, ())), page=False)
                         if review.get(r.student, ()) != r.review
                         else r
                         for r in results
@@ -339,10 +339,11 @@ def _stop_servers(options: BatchOptions) -> None:
             pass
 
 
-def _recorded(out: Path, result: Result) -> Result:
-    """``result``, written to its file and page; a record that cannot be written is said in its reason."""
+def _recorded(out: Path, result: Result, *, page: bool = True) -> Result:
+    """``result``, written to its file and page (``page=False``: the page only where there is none, see
+    :func:`records.write`); a record that cannot be written is said in its reason."""
     try:
-        records.write(out, result)
+        records.write(out, result, page=page)
     except Exception as error:
         return replace(result, reason=NOT_RECORDED.format(reason=result.reason, error=_one_line(error)))
     return result
