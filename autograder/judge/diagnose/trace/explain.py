@@ -21,7 +21,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -327,16 +327,23 @@ def explain(
 
     ``student_part`` is the student's value at ``source.path`` when the check derived ``value`` from it.
     """
-    known = confirmed(source, value, wrong, sides)
+
+    # A known mistake of this function is looked for only where it can be the answer: a culprit upstream comes
+    # first, and a call already diagnosed keeps its diagnosis (a wrong attention fails a dozen checks downstream,
+    # each of whose known mistakes would otherwise be computed, and confirmed on the twin, for nothing).
+    def known() -> Diagnosis | None:
+        mistake = confirmed(source, value, wrong, sides)
+        return Diagnosis(mistake, None) if mistake else None
+
     if sides.trusted is None:
-        return Diagnosis(known, None) if known else None
+        return known()
     call = _traces(source, sides)
     if call.student is None or call.reference is None:
-        return Diagnosis(known, None) if known else None
+        return known()
     part = np.asarray(student_part if student_part is not None else value)
     graded = follow.part_of(call.student.returned, source.path)
     if graded is None or not match.close(graded, part):
-        return Diagnosis(known, None) if known else None  # the traced run did not give the graded value
+        return known()  # the traced run did not give the graded value
     if source.path in call.results:
         return call.results[source.path]
     if not call.culprits and call.corrected is None and "upstream_done" not in call.results:
@@ -404,7 +411,9 @@ def culprit_mistake(callee: upstream.Callee, sides: Sides) -> str | None:
     return None
 
 
-def _diagnosis(source: Source, sides: Sides, call: _Call, known: str | None) -> Diagnosis | None:
+def _diagnosis(source: Source, sides: Sides, call: _Call, known: Callable[[], Diagnosis | None]) -> Diagnosis | None:
+    """A culprit upstream first, then a known mistake of this function (``known()``, computed only here), then a
+    mistake found in the student's own trace."""
     if call.culprits:
         there = culprit_mistake(call.culprits[0], sides)
         sentence = words.upstream(call.culprits, catalog.describe(there) if there else None)
@@ -416,8 +425,9 @@ def _diagnosis(source: Source, sides: Sides, call: _Call, known: str | None) -> 
             return Diagnosis(mistake, sentence)
         own_mistake, own_text = own.split("|", 1)
         return Diagnosis(f"{mistake}&{own_mistake}", words.upstream_and_own(sentence, call.culprits, own_text))
-    if known is not None:
-        return Diagnosis(known, None)
+    found = known()
+    if found is not None:
+        return found
     own = _own(source, sides, call, call.student, corrected=False)
     if own is not None:
         own_mistake, own_text = own.split("|", 1)
