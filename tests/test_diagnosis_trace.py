@@ -16,6 +16,7 @@ import pytest
 from autograder.base import tasks
 from autograder.base.reference import Reference
 from autograder.judge.diagnose import relations, twin
+from autograder.judge.diagnose.answers import Answers
 from autograder.judge.diagnose.trace import explain, follow, model
 from autograder.judge.oracle import InProcessOracle
 from bench.real_code import cases_traced
@@ -154,6 +155,21 @@ def test_a_wrong_callee_is_blamed_before_the_calling_code(tmp_path: Path) -> Non
     assert found is not None and found.mistake.startswith("upstream.softmax"), found
     assert "softmax" in found.text and "step 1" in found.text
     assert "grad_dv" not in found.mistake  # dV is right given its softmax: no mistake of its own
+
+
+def test_a_culprit_upstream_leaves_the_calls_own_known_mistakes_uncomputed(tmp_path: Path) -> None:
+    """Upstream first: where a wrong callee is named, the call's own known mistakes can never be the answer, so they
+    are not computed (nor confirmed on the twin), though one of them matches the student's value."""
+    folder = _student(tmp_path, *SOFTMAX_AXIS)
+    Q, K, V, dO = RNG.normal(size=(3, 4)), RNG.normal(size=(5, 4)), RNG.normal(size=(5, 2)), RNG.normal(size=(3, 2))
+    source = explain.Source("call", "gradients", "attention_backward", (Q, K, V, dO), path=(2,))
+    sides = _sides(folder)
+    value = follow.part_of(explain._traces(source, sides).student.returned, source.path)
+    computed: list[str] = []
+    wrong = Answers(lambda: computed.append("the wrong answers") or {"grad_dv_untransposed": value})
+    found = explain.explain(source, value, wrong, sides)
+    assert found is not None and found.mistake.startswith("upstream.softmax"), found
+    assert computed == []
 
 
 def test_own_code_is_blamed_too_when_it_differs_given_a_correct_callee(tmp_path: Path) -> None:
