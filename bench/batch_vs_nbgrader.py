@@ -17,7 +17,12 @@ children included) is measured too: the per-student cost that does not depend
 on what else the machine runs. Not a test: timings on shared machines are
 noisy; the load average is printed with them.
 
-    python bench/batch_vs_nbgrader.py [--students 50] [--jobs 2]
+``--batch-only`` skips ``nbgrader autograde`` (about four minutes of the run) and prints, for
+``grade-batch`` alone, its wall time and CPU, the mean seconds a student of each kind took in the batch
+(each job's own wall time, from the students' result files) and how many of the machine's cores were busy
+while it ran (``/proc/stat``, everything on the machine): the quick loop for work on the batch's speed.
+
+    python bench/batch_vs_nbgrader.py [--students 50] [--jobs 2] [--batch-only]
 """
 
 from __future__ import annotations
@@ -25,7 +30,10 @@ from __future__ import annotations
 import argparse
 import contextlib
 import csv
+import json
+import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -79,6 +87,43 @@ def measured(command: list[str], cwd: Path, stop: list[tuple]) -> tuple[float, f
     return seconds, cpu
 
 
+class BusyCores:
+    """How many of the machine's cores were busy, on average, while the block ran (``/proc/stat``: every process
+    on the machine counts, the grader's and anyone else's); None where there is no ``/proc/stat``."""
+
+    STAT = Path("/proc/stat")
+
+    def __enter__(self) -> BusyCores:
+        self.average: float | None = None
+        self._start = self._read()
+        self._wall = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        end = self._read()
+        if self._start is not None and end is not None:
+            busy_s = (end - self._start) / os.sysconf("SC_CLK_TCK")
+            self.average = busy_s / max(time.perf_counter() - self._wall, 1e-9)
+
+    def _read(self) -> int | None:
+        try:
+            fields = [int(v) for v in self.STAT.read_text().splitlines()[0].split()[1:]]
+        except (OSError, ValueError, IndexError):
+            return None
+        return sum(fields) - fields[3] - fields[4]  # all but idle and iowait
+
+
+def seconds_by_kind(out: Path, kinds: dict[int, str]) -> dict[str, float]:
+    """The mean seconds a student of each kind took in the batch (its job's wall time, from its result file)."""
+    found: dict[str, list[float]] = {}
+    for path in sorted((out / "students").glob("s*.json")):
+        with contextlib.suppress(OSError, ValueError, KeyError):
+            found.setdefault(kinds.get(int(path.stem[1:]), "?"), []).append(
+                float(json.loads(path.read_text())["seconds"])
+            )
+    return {kind: statistics.mean(values) for kind, values in found.items()}
+
+
 def scores_nbgrader(root: Path) -> dict[str, float]:
     with open(root / "grades.csv", newline="", encoding="utf-8") as handle:
         return {row["student_id"]: float(row["score"]) for row in csv.DictReader(handle)}
@@ -94,6 +139,7 @@ def main() -> None:
     parser.add_argument("--students", type=int, default=50)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--keep", type=Path, help="work in this new folder and keep it (the course, both outputs)")
+    parser.add_argument("--batch-only", action="store_true", help="time grade-batch alone (no nbgrader autograde)")
     args = parser.parse_args()
     if args.keep is not None:
         args.keep.mkdir(parents=True)
@@ -106,19 +152,25 @@ def main() -> None:
         kinds = {number: kind_of(number, args.students) for number in range(1, args.students + 1)}
         for number, kind in kinds.items():
             submit(root, number, kind)
-        client.stop(cells.HANDLER, root / "private")
-        nbgrader_s, nbgrader_cpu = measured(
-            [sys.executable, "-m", "nbgrader", "autograde", LAB], root, [(cells.HANDLER, root / "private")]
-        )
-        wall([sys.executable, "-m", "nbgrader", "export"], root)
+        if not args.batch_only:
+            client.stop(cells.HANDLER, root / "private")
+            nbgrader_s, nbgrader_cpu = measured(
+                [sys.executable, "-m", "nbgrader", "autograde", LAB], root, [(cells.HANDLER, root / "private")]
+            )
+            wall([sys.executable, "-m", "nbgrader", "export"], root)
         client.stop(warm_job.HANDLER)
         out = Path(work) / "batch"
-        command = [sys.executable, "-m", "autograder", "grade-batch", str(root / "submitted"), "--csv"]
-        batch_s, batch_cpu = measured(
-            [*command, str(out / "grades.csv"), "-j", str(args.jobs), "--no-progress"],
-            Path(work),
-            [(warm_job.HANDLER, None)],
-        )
+        command = [sys.executable, "-m", "autograder", "grade-batch", str(root / "submitted"), "--out", str(out)]
+        with BusyCores() as busy:
+            batch_s, batch_cpu = measured(
+                [*command, "--csv", str(out / "grades.csv"), "-j", str(args.jobs), "--no-progress"],
+                Path(work),
+                [(warm_job.HANDLER, None)],
+            )
+        by_kind = seconds_by_kind(out, kinds)
+        if args.batch_only:
+            report_batch(args, kinds, batch_s, batch_cpu, busy.average, by_kind)
+            return
         by_nbgrader, by_batch = scores_nbgrader(root), scores_batch(out / "grades.csv")
     load = Path("/proc/loadavg").read_text().split()[:3] if Path("/proc/loadavg").exists() else ["?"]
     mix = {kind: list(kinds.values()).count(kind) for kind in dict.fromkeys(kinds.values())}
@@ -145,6 +197,25 @@ def main() -> None:
             f"{args.jobs * 60 * n / batch_cpu:.1f} students per minute, nbgrader (one at a time) at most "
             f"{60 * n / nbgrader_cpu:.1f}: {args.jobs * nbgrader_cpu / batch_cpu:.2f}x"
         )
+
+
+def report_batch(
+    args: argparse.Namespace,
+    kinds: dict[int, str],
+    batch_s: float,
+    batch_cpu: float | None,
+    busy: float | None,
+    by_kind: dict[str, float],
+) -> None:
+    """``--batch-only``'s figures: the batch's wall time and CPU, each kind's seconds, the busy cores."""
+    n = args.students
+    mix = {kind: list(kinds.values()).count(kind) for kind in dict.fromkeys(kinds.values())}
+    print(f"{n} submissions ({', '.join(f'{k} {v}' for k, v in mix.items())}), grade-batch -j {args.jobs} alone")
+    cpu = f", {batch_cpu / n:.2f} s of CPU a student (every process)" if batch_cpu is not None else ""
+    print(f"  {batch_s:.1f} s, {n / batch_s * 60:.1f} students per minute{cpu}")
+    if busy is not None:
+        print(f"  cores busy while it ran: {busy:.2f} of {os.cpu_count()} (the whole machine)")
+    print("  seconds a student took, by kind: " + ", ".join(f"{k} {v:.2f}" for k, v in by_kind.items()))
 
 
 if __name__ == "__main__":
