@@ -118,10 +118,15 @@ def seconds_by_kind(out: Path, kinds: dict[int, str]) -> dict[str, float]:
     found: dict[str, list[float]] = {}
     for path in sorted((out / "students").glob("s*.json")):
         with contextlib.suppress(OSError, ValueError, KeyError):
-            found.setdefault(kinds.get(int(path.stem[1:]), "?"), []).append(
-                float(json.loads(path.read_text())["seconds"])
-            )
+            seconds = float(json.loads(path.read_text(encoding="utf-8"))["seconds"])
+            found.setdefault(kinds.get(int(path.stem[1:]), "?"), []).append(seconds)
     return {kind: statistics.mean(values) for kind, values in found.items()}
+
+
+def mix_text(kinds: dict[int, str]) -> str:
+    """How many submissions of each kind, in the order the kinds first appear: "reference 15, release 10, ..."."""
+    kinds_in_order = list(kinds.values())
+    return ", ".join(f"{kind} {kinds_in_order.count(kind)}" for kind in dict.fromkeys(kinds_in_order))
 
 
 def scores_nbgrader(root: Path) -> dict[str, float]:
@@ -173,10 +178,9 @@ def main() -> None:
             return
         by_nbgrader, by_batch = scores_nbgrader(root), scores_batch(out / "grades.csv")
     load = Path("/proc/loadavg").read_text().split()[:3] if Path("/proc/loadavg").exists() else ["?"]
-    mix = {kind: list(kinds.values()).count(kind) for kind in dict.fromkeys(kinds.values())}
     same = sum(abs(by_nbgrader.get(s, -1) - by_batch.get(s, -2)) < 1e-9 for s in by_batch)
     n = args.students
-    print(f"{n} submissions ({', '.join(f'{k} {v}' for k, v in mix.items())}); load average {' '.join(load)}")
+    print(f"{n} submissions ({mix_text(kinds)}); load average {' '.join(load)}")
     print(f"  nbgrader autograde:          {nbgrader_s:7.1f} s  {n / nbgrader_s * 60:6.1f} students per minute")
     print(
         f"  attnlab grade-batch -j {args.jobs}:    {batch_s:7.1f} s  {n / batch_s * 60:6.1f} students per minute "
@@ -209,8 +213,7 @@ def report_batch(
 ) -> None:
     """``--batch-only``'s figures: the batch's wall time and CPU, each kind's seconds, the busy cores."""
     n = args.students
-    mix = {kind: list(kinds.values()).count(kind) for kind in dict.fromkeys(kinds.values())}
-    print(f"{n} submissions ({', '.join(f'{k} {v}' for k, v in mix.items())}), grade-batch -j {args.jobs} alone")
+    print(f"{n} submissions ({mix_text(kinds)}), grade-batch -j {args.jobs} alone")
     cpu = f", {batch_cpu / n:.2f} s of CPU a student (every process)" if batch_cpu is not None else ""
     print(f"  {batch_s:.1f} s, {n / batch_s * 60:.1f} students per minute{cpu}")
     if busy is not None:

@@ -24,6 +24,7 @@ ONE_THREAD = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THRE
 
 def one_thread() -> None:
     """Ask NumPy's BLAS and OpenMP (torch's CPU threads too) for one thread in this process and the processes it
-    starts outside the sandbox (whose children get :data:`ONE_THREAD` anyway); it takes effect here only if NumPy
-    is not loaded yet."""
+    starts outside the sandbox (its children get the same three variables from
+    :func:`autograder.sandbox.environment.child_env`, a standard-library leaf that cannot import this); it takes
+    effect here only if NumPy is not loaded yet."""
     os.environ.update(ONE_THREAD)
